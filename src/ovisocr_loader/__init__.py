@@ -1,0 +1,60 @@
+"""ovisocr-loader: scanned documents to page-aware, structured RAG input with OvisOCR2.
+
+Public names only; see docs/ for the guide. Framework adapters live in
+``ovisocr_loader.llama_index`` and ``ovisocr_loader.langchain`` (optional extras).
+"""
+
+from .config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
+from .document import Attempt, PageErrorInfo, PageResult, ParsedDocument
+from .errors import (
+    CorruptFileError,
+    EmptyDocumentError,
+    FirstTokenTimeout,
+    OvisLoaderError,
+    PageError,
+    PageTimeout,
+    PasswordRequiredError,
+    ServerConnectionError,
+    ServerError,
+    ServerProtocolError,
+    ServerStatusError,
+    ServerTimeoutError,
+    ServerUnreachableError,
+    SourceError,
+    UnsupportedFormatError,
+)
+from .parser import OvisParser
+from .pipeline import DocumentJob, DocumentStarted, PageFinished
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Attempt",
+    "CorruptFileError",
+    "DocumentJob",
+    "DocumentStarted",
+    "EmptyDocumentError",
+    "FirstTokenTimeout",
+    "GuardPolicy",
+    "OvisLoaderError",
+    "OvisParser",
+    "PageError",
+    "PageErrorInfo",
+    "PageFinished",
+    "PageResult",
+    "PageTimeout",
+    "ParsedDocument",
+    "PasswordRequiredError",
+    "RenderSettings",
+    "RetryPolicy",
+    "ServerConnectionError",
+    "ServerError",
+    "ServerProtocolError",
+    "ServerStatusError",
+    "ServerTimeoutError",
+    "ServerUnreachableError",
+    "SourceError",
+    "Timeouts",
+    "UnsupportedFormatError",
+    "__version__",
+]

@@ -1,0 +1,141 @@
+"""Degenerate-tail detection over streamed text (pure).
+
+OvisOCR2 decoded greedily loops on ~0.5% of pages (``1111…``, ``O O O …``,
+emoji spam) until the token cap, and sometimes emits an empty ``<think></think>``
+block followed by counter garbage (``## 1``, ``## 2`` …). The guard watches the
+stream and names the first character of the garbage, so the caller can close
+the stream at once and keep the clean prefix.
+
+It must never fire on legitimate repetition, which has a different shape:
+
+* a table of identical empty rows repeats a unit that holds HTML markup; such
+  units must repeat ``min_markup_repeats`` (100) times, far more than real tables;
+* dotted leaders and form rules are periodic only within one line (< 400 chars);
+* numbered lists and page counters are not periodic at all.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+from ..config import GuardPolicy
+
+DegenerateKind = Literal["repetition", "think_marker", "symbol_flood", "low_diversity"]
+
+_THINK_MARKER = re.compile(r"(?:^|\n)[ \t]*<think>\s*</think>")
+_SYMBOL_WINDOW = 240
+_DIVERSITY_WINDOW = 800
+
+
+@dataclass(frozen=True)
+class Degenerate:
+    """Where the garbage starts (``clean_end``: length of the clean prefix) and why."""
+
+    kind: DegenerateKind
+    clean_end: int
+    period: int = 0
+
+
+def find_degenerate(text: str, policy: GuardPolicy) -> Degenerate | None:
+    """Return the first degenerate tail found at the end of ``text``, or None."""
+    marker = _THINK_MARKER.search(text)
+    if marker is not None:
+        return Degenerate("think_marker", marker.start())
+    loop = _periodic_tail(text, policy)
+    if loop is not None:
+        return loop
+    flood = _symbol_flood(text)
+    if flood is not None:
+        return flood
+    return _low_diversity(text)
+
+
+def _periodic_tail(text: str, policy: GuardPolicy) -> Degenerate | None:
+    n = len(text)
+    last = text[-1:] if n else ""
+    for period in range(1, min(policy.max_period, n // 2) + 1):
+        if text[n - 1 - period] != last:
+            continue
+        unit = text[n - period:]
+        needed = max(policy.min_loop_repeats, -(-policy.min_loop_chars // period))
+        if "<" in unit and ">" in unit:
+            needed = max(needed, policy.min_markup_repeats)
+        if needed * period > n or not text.endswith(unit * needed):
+            continue
+        start = n - _repeats(text, unit, needed) * period
+        # Step back over a partial unit that also belongs to the loop.
+        while start > 0 and text[start - 1] == text[start - 1 + period]:
+            start -= 1
+        return Degenerate("repetition", start, period)
+    return None
+
+
+def _repeats(text: str, unit: str, known: int) -> int:
+    """How many whole copies of ``unit`` end ``text`` (at least ``known``)."""
+    low, high = known, known * 2
+    while text.endswith(unit * high):
+        low, high = high, high * 2
+    while high - low > 1:
+        mid = (low + high) // 2
+        if text.endswith(unit * mid):
+            low = mid
+        else:
+            high = mid
+    return low
+
+
+def _is_symbol(char: str) -> bool:
+    return unicodedata.category(char) in ("So", "Sk", "Cs", "Co") or char in "\u200d\ufe0f"
+
+
+def _symbol_flood(text: str) -> Degenerate | None:
+    """Emoji spam: a window of pictographs with hardly any letters in it."""
+    tail = text[-_SYMBOL_WINDOW:]
+    if len(tail) < _SYMBOL_WINDOW:
+        return None
+    symbols = sum(1 for ch in tail if _is_symbol(ch))
+    if symbols < 0.8 * len(tail.replace(" ", "").replace("\n", "")):
+        return None
+    start = len(text) - len(tail)
+    while start > 0 and (_is_symbol(text[start - 1]) or text[start - 1] in " \n"):
+        start -= 1
+    return Degenerate("symbol_flood", start)
+
+
+def _low_diversity(text: str) -> Degenerate | None:
+    """A long tail written with at most two distinct visible characters (``1 11 1 111``)."""
+    tail = text[-_DIVERSITY_WINDOW:]
+    if len(tail) < _DIVERSITY_WINDOW:
+        return None
+    visible = set(tail) - {" ", "\n", "\t"}
+    if len(visible) > 2:
+        return None
+    start = len(text) - len(tail)
+    while start > 0 and (text[start - 1] in visible or text[start - 1] in " \n\t"):
+        start -= 1
+    return Degenerate("low_diversity", start)
+
+
+class StreamGuard:
+    """Feeds streamed deltas and checks the tail every ``check_every_chars``."""
+
+    def __init__(self, policy: GuardPolicy) -> None:
+        self.policy = policy
+        self.text = ""
+        self._checked_at = 0
+
+    def feed(self, delta: str) -> Degenerate | None:
+        self.text += delta
+        if "<think>" in delta or "</think>" in delta:
+            return find_degenerate(self.text, self.policy)
+        if len(self.text) - self._checked_at < self.policy.check_every_chars:
+            return None
+        self._checked_at = len(self.text)
+        return find_degenerate(self.text, self.policy)
+
+    def finish(self) -> Degenerate | None:
+        """Check the complete text once more (the stream may end between checks)."""
+        return find_degenerate(self.text, self.policy)

@@ -1,0 +1,143 @@
+"""All requests for one page: the field recipe against loops, plus transport retries.
+
+1. First pass: greedy, no penalty, ``first_max_tokens`` (4096), guarded.
+2. A degenerate tail (or an empty answer) closes the stream and the page is
+   retried once with ``frequency_penalty`` (0.3), same cap.
+3. A clean tail that hit the cap is a genuinely long page: retried once with
+   ``long_max_tokens`` (16384), guarded, never penalized.
+4. If the retry degenerates too, the longest clean prefix is kept and the page
+   is flagged ``loop_trimmed``; garbage never reaches the result.
+
+Every HTTP try is recorded as an :class:`Attempt`; this module holds the one
+loop that sleeps between transport retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass, field
+
+from ..config import GuardPolicy, RetryPolicy
+from ..document import Attempt, AttemptPurpose, PageErrorInfo
+from ..errors import OvisLoaderError, ServerProtocolError, ServerStatusError
+from .guard import StreamGuard
+from .request import DecodeParams, build_request
+from .retry import next_delay, should_retry
+from .transport import Transport
+
+log = logging.getLogger("ovisocr_loader")
+
+
+@dataclass
+class PageOutcome:
+    """The final text of a page and how it was obtained."""
+
+    markdown: str = ""
+    attempts: list[Attempt] = field(default_factory=list)
+    loop_trimmed: bool = False
+    truncated: bool = False
+    error: PageErrorInfo | None = None
+    exception: OvisLoaderError | None = None
+
+
+@dataclass
+class _Pass:
+    """One logical pass (possibly several HTTP tries) after its transport retries."""
+
+    clean_text: str
+    finish_reason: str | None
+    degenerate: bool
+
+    @property
+    def usable(self) -> bool:
+        return not self.degenerate and bool(self.clean_text.strip())
+
+
+class PageClient:
+    """Runs the recipe for one page image against one transport."""
+
+    def __init__(self, transport: Transport, model: str, guard: GuardPolicy,
+                 retry: RetryPolicy, rng: random.Random | None = None) -> None:
+        self.transport = transport
+        self.model = model
+        self.guard = guard
+        self.retry = retry
+        self._rng = rng or random.Random()
+
+    async def run(self, png: bytes) -> PageOutcome:
+        outcome = PageOutcome()
+        try:
+            await self._recipe(png, outcome)
+        except OvisLoaderError as exc:
+            outcome.markdown = ""
+            outcome.exception = exc
+            outcome.error = PageErrorInfo(kind=type(exc).__name__, message=exc.reason,
+                                          attempts=len(outcome.attempts))
+        return outcome
+
+    async def _recipe(self, png: bytes, outcome: PageOutcome) -> None:
+        guard = self.guard
+        rd = guard.server_repetition_detection
+        first = await self._pass(png, DecodeParams(guard.first_max_tokens, 0.0, rd), "first",
+                                 outcome)
+        if first.usable and first.finish_reason != "length":
+            outcome.markdown = first.clean_text
+            return
+        if first.usable:  # clean tail at the cap: a genuinely long page
+            retry = await self._pass(png, DecodeParams(guard.long_max_tokens, 0.0, rd),
+                                     "long_retry", outcome)
+        else:
+            retry = await self._pass(
+                png, DecodeParams(guard.first_max_tokens, guard.frequency_penalty, rd),
+                "loop_retry", outcome)
+        if retry.usable:
+            outcome.markdown = retry.clean_text
+            outcome.truncated = retry.finish_reason == "length"
+            return
+        best = max((first.clean_text, retry.clean_text), key=len).rstrip()
+        if not best and not first.degenerate and not retry.degenerate:
+            raise ServerProtocolError("the model returned no text, twice",
+                                      url=self.transport.base_url)
+        outcome.markdown = best
+        outcome.loop_trimmed = True
+        log.warning("page output degenerated twice; kept %d clean characters", len(best))
+
+    async def _pass(self, png: bytes, params: DecodeParams, purpose: AttemptPurpose,
+                    outcome: PageOutcome) -> _Pass:
+        request = build_request(self.model, png, params)
+        number = 0
+        while True:
+            number += 1
+            guard = StreamGuard(self.guard)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            try:
+                result = await self.transport.stream(request, guard.feed)
+                if result.finish_reason is None:
+                    raise ServerProtocolError("stream ended without a finish reason",
+                                              url=self.transport.base_url)
+            except OvisLoaderError as exc:
+                outcome.attempts.append(Attempt(
+                    purpose=purpose, params=params.as_record(), finish_reason="error",
+                    latency_s=loop.time() - started, error=f"{type(exc).__name__}: {exc.reason}"))
+                if number == self.retry.max_attempts or not should_retry(exc, self.retry):
+                    raise
+                retry_after = exc.retry_after if isinstance(exc, ServerStatusError) else None
+                await asyncio.sleep(next_delay(number, self.retry, retry_after, self._rng))
+                continue
+            verdict = result.degenerate or guard.finish()
+            degenerate = verdict is not None or result.finish_reason == "repetition"
+            clean = result.text[:verdict.clean_end] if verdict is not None else result.text
+            outcome.attempts.append(Attempt(
+                purpose=purpose, params=params.as_record(),
+                finish_reason=result.finish_reason,
+                completion_tokens=result.completion_tokens, chars=len(result.text),
+                prompt_tokens=result.prompt_tokens,
+                latency_s=result.latency_s, first_token_s=result.first_token_s,
+                aborted=result.degenerate is not None,
+                degenerate=verdict.kind if verdict is not None else
+                ("repetition" if degenerate else None)))
+            return _Pass(clean if not degenerate else clean.rstrip(), result.finish_reason,
+                         degenerate)

@@ -1,0 +1,96 @@
+"""The shared document model: what a parse returns, for every consumer.
+
+Both integrations, the CLI and the cache read these objects, so they are
+pydantic models with a schema name and a semver version (as docling-core does)
+and round-trip through JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_NAME = "ovisocr_loader.ParsedDocument"
+SCHEMA_VERSION = "1.0.0"
+
+FinishReason = Literal["stop", "length", "aborted", "repetition", "error"]
+AttemptPurpose = Literal["first", "loop_retry", "long_retry"]
+
+
+class Attempt(BaseModel):
+    """One HTTP request made for a page.
+
+    ``completion_tokens`` comes from the server's usage chunk, so it is None for
+    a stream the guard closed early; ``chars`` counts what was received either way.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    purpose: AttemptPurpose
+    params: dict[str, Any]
+    finish_reason: FinishReason | str | None = None
+    completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    chars: int = 0
+    latency_s: float = 0.0
+    first_token_s: float | None = None
+    aborted: bool = False
+    degenerate: str | None = None
+    error: str | None = None
+
+
+class PageErrorInfo(BaseModel):
+    """Why a page has no content. ``kind`` names a class in :mod:`ovisocr_loader.errors`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    message: str
+    attempts: int = 0
+
+
+class PageResult(BaseModel):
+    """One page: its Markdown, how it was produced, and what went wrong if anything."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    page_number: int = Field(ge=1, description="1-based page number in the source")
+    markdown: str = ""
+    width: int = 0
+    height: int = 0
+    dpi: float | None = None
+    page_size_pt: tuple[float, float] | None = None
+    blank: bool = False
+    loop_trimmed: bool = False
+    truncated: bool = False
+    error: PageErrorInfo | None = None
+    attempts: list[Attempt] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class ParsedDocument(BaseModel):
+    """A parsed input: every selected page, in page order, as content or as an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_name: Literal["ovisocr_loader.ParsedDocument"] = "ovisocr_loader.ParsedDocument"
+    version: str = SCHEMA_VERSION
+    source: str
+    sha256: str | None = None
+    total_pages: int = 0
+    model: str | None = None
+    pages: list[PageResult] = Field(default_factory=list)
+    error: PageErrorInfo | None = None
+
+    @property
+    def markdown(self) -> str:
+        """All pages joined with a blank line (page errors contribute nothing)."""
+        return "\n\n".join(p.markdown for p in self.pages if p.markdown)
+
+    @property
+    def failed_pages(self) -> list[PageResult]:
+        return [p for p in self.pages if p.error is not None]

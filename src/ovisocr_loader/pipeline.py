@@ -1,0 +1,284 @@
+"""The page pipeline shared by every entry point.
+
+Pages of all inputs flow through one session per event loop: rendering runs
+ahead of requests inside a bounded window of pages (never whole documents), one
+in-flight limit covers every request, results are reassembled in page order and
+documents are emitted as soon as their last page finishes. Memory is bounded by
+the window, whatever the size or number of the inputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .client.page_client import PageClient
+from .client.transport import Transport
+from .config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
+from .document import PageErrorInfo, PageResult, ParsedDocument
+from .errors import OvisLoaderError, PageError, ServerStatusError, SourceError
+from .sources import EncodedPage, PageSource, Source, encode_page, load_input, open_source
+
+log = logging.getLogger("ovisocr_loader")
+
+ErrorMode = Literal["record", "raise"]
+
+
+@dataclass(frozen=True)
+class ParserSettings:
+    """Everything a session needs; plain data, so parsers and readers pickle."""
+
+    base_url: str
+    api_key: str | None
+    model: str | None
+    render: RenderSettings
+    concurrency: int
+    prefetch: int
+    timeouts: Timeouts
+    retry: RetryPolicy
+    guard: GuardPolicy
+    errors: ErrorMode
+
+
+@dataclass(frozen=True)
+class DocumentJob:
+    """One input to parse, with its own password and page selection."""
+
+    source: Source
+    password: str | None = None
+    pages: Sequence[int] | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentStarted:
+    source: str
+    pages: int
+
+
+@dataclass(frozen=True)
+class PageFinished:
+    source: str
+    page: PageResult
+
+
+ProgressEvent = DocumentStarted | PageFinished
+ProgressCallback = Callable[[ProgressEvent], None]
+
+
+class Session:
+    """Per-event-loop state: the HTTP client, the in-flight limit, the render window."""
+
+    def __init__(self, settings: ParserSettings) -> None:
+        self.settings = settings
+        self.transport = Transport(settings.base_url, settings.api_key, settings.timeouts)
+        self.limiter = asyncio.Semaphore(settings.concurrency)
+        self.window = asyncio.Semaphore(settings.concurrency + settings.prefetch)
+        self._ready = asyncio.Lock()
+        self._client: PageClient | None = None
+        self._failure: OvisLoaderError | None = None
+
+    @property
+    def model(self) -> str | None:
+        return self._client.model if self._client is not None else self.settings.model
+
+    async def ready(self) -> PageClient:
+        """Probe the endpoint once (fail fast) and resolve the model name."""
+        async with self._ready:
+            if self._failure is not None:
+                raise self._failure
+            if self._client is None:
+                try:
+                    model = await self._resolve_model()
+                except OvisLoaderError as exc:
+                    self._failure = exc
+                    raise
+                s = self.settings
+                self._client = PageClient(self.transport, model, s.guard, s.retry)
+            return self._client
+
+    async def _resolve_model(self) -> str:
+        try:
+            models = await self.transport.probe()
+        except ServerStatusError as exc:
+            if self.settings.model:  # some gateways do not serve /models
+                log.debug("GET /models failed (%s); using model=%s", exc, self.settings.model)
+                return self.settings.model
+            raise
+        if self.settings.model:
+            return self.settings.model
+        if not models:
+            raise ServerStatusError("the endpoint serves no model; pass model=",
+                                    status_code=404, url=self.transport.base_url)
+        return models[0]
+
+    async def ocr(self, page: EncodedPage) -> PageResult:
+        client = await self.ready()
+        async with self.limiter:
+            outcome = await client.run(page.png)
+        return PageResult(
+            page_number=page.page_number, markdown=outcome.markdown, width=page.width,
+            height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt,
+            loop_trimmed=outcome.loop_trimmed, truncated=outcome.truncated,
+            error=outcome.error, attempts=outcome.attempts)
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+
+def render_page(source: PageSource, page_number: int, settings: RenderSettings) -> EncodedPage:
+    """Render and encode one page (runs in a worker thread)."""
+    return encode_page(source.render(page_number), compress_level=settings.png_compress_level)
+
+
+@dataclass
+class _Run:
+    """A document in flight: its open source and the pages finished so far."""
+
+    name: str
+    sha256: str
+    source: PageSource
+    results: dict[int, PageResult] = field(default_factory=dict)
+    all_spawned: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return self.all_spawned and len(self.results) == len(self.source.page_numbers)
+
+    def document(self, model: str | None) -> ParsedDocument:
+        return ParsedDocument(source=self.name, sha256=self.sha256,
+                              total_pages=self.source.page_count, model=model,
+                              pages=[self.results[n] for n in sorted(self.results)])
+
+
+_END = object()
+
+
+async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
+                          raise_source_errors: bool = False,
+                          on_event: ProgressCallback | None = None
+                          ) -> AsyncIterator[ParsedDocument]:
+    """Parse ``jobs`` through ``session``; yield each document when it completes.
+
+    Documents come out in completion order (a short document queued behind a long
+    one may finish first); pages inside a document are always in page order.
+    """
+    settings = session.settings
+    out: asyncio.Queue[object] = asyncio.Queue()
+    tasks: set[asyncio.Task[None]] = set()
+    state = {"open": 0, "producing": True}
+    notify = on_event or (lambda event: None)
+
+    def maybe_end() -> None:
+        if not state["producing"] and state["open"] == 0:
+            out.put_nowait(_END)
+
+    def finish(run: _Run) -> None:
+        run.source.close()
+        state["open"] -= 1
+        out.put_nowait(run.document(session.model))
+        maybe_end()
+
+    def page_done(run: _Run, result: PageResult) -> None:
+        run.results[result.page_number] = result
+        notify(PageFinished(run.name, result))
+        if result.error is not None:
+            if settings.errors == "raise":
+                out.put_nowait(PageError(result.error.message, kind=result.error.kind,
+                                         file=run.name, page=result.page_number))
+            else:
+                log.warning("%s page %d failed: %s: %s", run.name, result.page_number,
+                            result.error.kind, result.error.message)
+        if run.complete:
+            finish(run)
+
+    async def page_task(run: _Run, page: EncodedPage) -> None:
+        try:
+            result = await session.ocr(page)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # a bug or an unreachable server: end the whole run
+            out.put_nowait(exc)
+            return
+        finally:
+            session.window.release()
+        page_done(run, result)
+
+    async def open_run(job: DocumentJob) -> _Run | None:
+        label = job.name or (str(job.source) if not isinstance(
+            job.source, (bytes, bytearray, memoryview)) and not hasattr(job.source, "read")
+            else None)
+        try:
+            inp = await asyncio.to_thread(load_input, job.source, name=label)
+            source = await asyncio.to_thread(open_source, inp, settings.render,
+                                             password=job.password, pages=job.pages)
+        except SourceError as exc:
+            if raise_source_errors or settings.errors == "raise":
+                raise
+            log.warning("%s", exc)
+            out.put_nowait(ParsedDocument(
+                source=exc.file or label or "<input>",
+                error=PageErrorInfo(kind=type(exc).__name__, message=exc.reason)))
+            return None
+        notify(DocumentStarted(inp.name, len(source.page_numbers)))
+        state["open"] += 1
+        return _Run(inp.name, inp.sha256, source)
+
+    async def produce() -> None:
+        try:
+            await session.ready()
+            for job in jobs:
+                run = await open_run(job)
+                if run is None:
+                    continue
+                for number in run.source.page_numbers:
+                    await session.window.acquire()
+                    try:
+                        page = await asyncio.to_thread(render_page, run.source, number,
+                                                       settings.render)
+                    except SourceError as exc:
+                        session.window.release()
+                        page_done(run, PageResult(page_number=number, error=PageErrorInfo(
+                            kind=type(exc).__name__, message=exc.reason)))
+                        continue
+                    except BaseException:
+                        session.window.release()
+                        raise
+                    if page.blank:  # the model invents text on blank pages: never send them
+                        session.window.release()
+                        page_done(run, PageResult(
+                            page_number=number, blank=True, width=page.width,
+                            height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt))
+                        continue
+                    task = asyncio.create_task(page_task(run, page))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                run.all_spawned = True
+                if run.complete:
+                    finish(run)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            out.put_nowait(exc)
+            return
+        state["producing"] = False
+        maybe_end()
+
+    producer = asyncio.create_task(produce())
+    try:
+        while True:
+            item = await out.get()
+            if item is _END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            assert isinstance(item, ParsedDocument)
+            yield item
+    finally:
+        pending = [producer, *tasks]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)

@@ -1,0 +1,143 @@
+"""Turn what the caller passed (path, bytes, binary file) into a typed input.
+
+Detection is by magic bytes, never by file name alone: a file named ``.pdf``
+that is not a PDF gets a clear :class:`UnsupportedFormatError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from ..errors import CorruptFileError, EmptyDocumentError, SourceError, UnsupportedFormatError
+
+#: What ``parse`` accepts for one input.
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
+
+ImageFormat = Literal["png", "jpeg", "gif", "tiff", "bmp", "webp"]
+
+#: File suffixes that directory expansion and the integrations treat as supported.
+SUPPORTED_SUFFIXES = (
+    ".pdf", ".png", ".jpg", ".jpeg", ".webp", ".bmp", ".gif", ".tif", ".tiff",
+)
+
+
+@dataclass(frozen=True)
+class SourceInput:
+    """One input, read enough to know what it is.
+
+    ``path`` is kept for files on disk so that PDFium reads them lazily; ``data``
+    holds the bytes for in-memory inputs. ``sha256`` identifies the content (doc
+    ids, cache keys) whatever the name.
+    """
+
+    name: str
+    kind: Literal["pdf", "image"]
+    image_format: ImageFormat | None
+    sha256: str
+    path: Path | None = None
+    data: bytes | None = None
+
+
+def sniff(head: bytes) -> Literal["pdf"] | ImageFormat | None:
+    """Name the format from the first bytes of a file, or None."""
+    if b"%PDF-" in head[:1024]:
+        return "pdf"
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "gif"
+    if head.startswith((b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")):
+        return "tiff"
+    if head.startswith(b"BM"):
+        return "bmp"
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_input(source: Source, *, name: str | None = None) -> SourceInput:
+    """Identify one input; raise a :class:`SourceError` naming it when it is unusable."""
+    path: Path | None = None
+    data: bytes | None = None
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        label = name or str(source)
+        if not path.exists():
+            raise SourceError("file not found", file=label)
+        if path.is_dir():
+            raise SourceError("is a directory, not a file", file=label)
+        try:
+            with path.open("rb") as fh:
+                head = fh.read(1024)
+        except OSError as exc:
+            raise SourceError(f"cannot read file: {exc.strerror or exc}", file=label) from exc
+        if path.stat().st_size == 0:
+            raise EmptyDocumentError("file is empty (0 bytes)", file=label)
+        digest = _hash_file(path)
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        label = name or "<bytes>"
+        head = data[:1024]
+        digest = hashlib.sha256(data).hexdigest()
+    elif hasattr(source, "read"):
+        data = source.read()
+        if not isinstance(data, bytes):
+            raise UnsupportedFormatError(
+                "file object must be opened in binary mode", file=name or _stream_name(source)
+            )
+        label = name or _stream_name(source)
+        head = data[:1024]
+        digest = hashlib.sha256(data).hexdigest()
+    else:
+        raise UnsupportedFormatError(
+            f"cannot read a {type(source).__name__}; pass a path, bytes or a binary file",
+            file=name or repr(source)[:80],
+        )
+    if data is not None and not data:
+        raise EmptyDocumentError("input is empty (0 bytes)", file=label)
+
+    fmt = sniff(head)
+    if fmt is None:
+        suffix = Path(label).suffix.lower()
+        if suffix == ".pdf":
+            raise CorruptFileError("not a PDF (no %PDF- header)", file=label)
+        raise UnsupportedFormatError(
+            "unsupported file type; expected PDF, PNG, JPEG, WebP, BMP, GIF or TIFF", file=label
+        )
+    if fmt == "pdf":
+        return SourceInput(label, "pdf", None, digest, path, data)
+    return SourceInput(label, "image", fmt, digest, path, data)
+
+
+def _stream_name(stream: object) -> str:
+    name = getattr(stream, "name", None)
+    return str(name) if isinstance(name, (str, os.PathLike)) else "<stream>"
+
+
+def expand_paths(paths: list[str | os.PathLike[str]]) -> list[Path]:
+    """Expand directories (recursively, sorted) to the supported files they hold."""
+    out: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            out.extend(
+                sorted(p for p in path.rglob("*")
+                       if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
+            )
+        else:
+            out.append(path)
+    return out

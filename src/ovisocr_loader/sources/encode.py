@@ -1,0 +1,86 @@
+"""Encode a rendered page for the request, cheaply, and decide if it is blank.
+
+Lossless PNG at a low zlib level keeps client CPU low; a gray page is sent as a
+one-channel image (a third of the pixels to compress).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+from PIL import Image, ImageChops
+
+from .base import RenderedPage
+from .png import encode_png
+
+#: a channel difference above this counts as colour ...
+_COLOUR_DELTA = 24
+#: ... when more than this share of pixels shows it.
+_COLOUR_SHARE = 0.002
+#: ink is a pixel at least this many levels away from the background level ...
+_INK_DELTA = 24
+#: ... and a page with fewer ink pixels than this share (or 25 pixels) is blank.
+_INK_SHARE = 1e-5
+
+
+@dataclass(frozen=True)
+class EncodedPage:
+    """A page ready to send: PNG bytes plus what the result records about it."""
+
+    page_number: int
+    png: bytes
+    width: int
+    height: int
+    mode: str
+    dpi: float | None
+    blank: bool
+    page_size_pt: tuple[float, float] | None
+
+
+def encode_page(page: RenderedPage, *, compress_level: int = 1) -> EncodedPage:
+    """Check for ink and encode as PNG (the image is already L or RGB, see page_mode)."""
+    image = page.image
+    gray = image if image.mode == "L" else image.convert("L")
+    blank = is_blank(gray.histogram(), gray.width * gray.height)
+    png = encode_png(image, compress_level)
+    return EncodedPage(page.page_number, png, image.width, image.height,
+                       image.mode, page.dpi, blank, page.page_size_pt)
+
+
+def page_mode(image: Image.Image) -> Image.Image:
+    """An owned L image for a page without colour, else an owned RGB image.
+
+    Always returns a new image, so a render buffer behind ``image`` can be freed.
+    """
+    if image.mode == "L":
+        return image.copy()
+    return image.convert("RGB" if has_colour(image) else "L")
+
+
+def has_colour(image: Image.Image) -> bool:
+    """True when a visible share of pixels is coloured (checked on a 1/4 thumbnail)."""
+    small = image.convert("RGB").reduce(4) if min(image.size) >= 64 else image.convert("RGB")
+    r, g, b = small.split()
+    spread = ImageChops.lighter(ImageChops.difference(r, g), ImageChops.difference(g, b))
+    histogram = spread.histogram()
+    coloured = sum(histogram[_COLOUR_DELTA:])
+    return coloured > _COLOUR_SHARE * small.width * small.height
+
+
+def is_blank(histogram: list[int], total: int) -> bool:
+    """A page is blank when (almost) no pixel differs from the background level.
+
+    The background is the most common gray level; ink is anything at least
+    ``_INK_DELTA`` levels lighter or darker. A faint scan or one short line has
+    hundreds of ink pixels; dust specks a few.
+    """
+    background = max(range(256), key=histogram.__getitem__)
+    ink = sum(histogram[: max(0, background - _INK_DELTA + 1)])
+    ink += sum(histogram[min(256, background + _INK_DELTA):])
+    return ink < max(25, total * _INK_SHARE)
+
+
+def to_image(png: bytes) -> Image.Image:
+    """Decode a page sent earlier (used for figure crops)."""
+    return Image.open(io.BytesIO(png))

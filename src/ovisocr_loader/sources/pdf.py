@@ -1,0 +1,89 @@
+"""PDF pages through PDFium (pypdfium2), rendered straight at the capped size.
+
+PDFium is not thread-safe, so every call into it holds one process-wide lock;
+rendering runs in worker threads so that the event loop keeps streaming.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterable
+
+import pypdfium2 as pdfium
+
+from ..config import RenderSettings
+from ..errors import CorruptFileError, EmptyDocumentError, PasswordRequiredError
+from .base import RenderedPage, select_pages
+from .detect import SourceInput
+from .encode import page_mode
+from .geometry import fit_scale, pixel_size
+
+#: PDFium must not be entered from two threads at once.
+PDFIUM_LOCK = threading.Lock()
+
+_PASSWORD_ERROR = 4  # FPDF_ERR_PASSWORD
+
+
+class PdfSource:
+    """A PDF opened for lazy rendering; honours each page's /Rotate."""
+
+    def __init__(self, inp: SourceInput, settings: RenderSettings, *,
+                 password: str | None = None, pages: Iterable[int] | None = None) -> None:
+        self.name = inp.name
+        self._settings = settings
+        target = inp.path if inp.path is not None else inp.data
+        with PDFIUM_LOCK:
+            try:
+                self._pdf = pdfium.PdfDocument(target, password=password)
+            except pdfium.PdfiumError as exc:
+                if getattr(exc, "err_code", None) == _PASSWORD_ERROR:
+                    if password is None:
+                        raise PasswordRequiredError(
+                            "PDF is encrypted; pass password=", file=self.name) from exc
+                    raise PasswordRequiredError("wrong password for encrypted PDF",
+                                                file=self.name) from exc
+                raise CorruptFileError(f"cannot open PDF ({exc})", file=self.name) from exc
+            self.page_count = len(self._pdf)
+        if self.page_count == 0:
+            self.close()
+            raise EmptyDocumentError("PDF has no pages", file=self.name)
+        self.page_numbers = select_pages(pages, self.page_count, self.name)
+
+    def render(self, page_number: int) -> RenderedPage:
+        settings = self._settings
+        with PDFIUM_LOCK:
+            try:
+                page = self._pdf[page_number - 1]
+            except pdfium.PdfiumError as exc:
+                raise CorruptFileError(f"cannot load page ({exc})", file=self.name,
+                                       page=page_number) from exc
+            try:
+                width, height = page.get_size()
+                scale = fit_scale(width, height, settings.dpi / 72.0,
+                                  settings.min_pixels, settings.max_pixels)
+                bitmap = page.render(scale=scale, crop=_rounding_crop(width, height, scale),
+                                     may_draw_forms=True, rev_byteorder=True)
+                image = page_mode(bitmap.to_pil())
+            except (pdfium.PdfiumError, ValueError) as exc:
+                raise CorruptFileError(f"cannot render page ({exc})", file=self.name,
+                                       page=page_number) from exc
+            finally:
+                page.close()
+        return RenderedPage(page_number, image, scale * 72.0, (width, height))
+
+    def close(self) -> None:
+        with PDFIUM_LOCK:
+            self._pdf.close()
+
+
+def _rounding_crop(width: float, height: float, scale: float) -> tuple[float, float, float, float]:
+    """Crop the sub-pixel sliver that pypdfium2's ceil() adds, so sizes follow round().
+
+    Letter at 150 DPI is then 1275x1650 rather than 1275x1651; at most one pixel
+    column/row, less than a pixel of page content, is dropped.
+    """
+    want_w, want_h = pixel_size(width, height, scale)
+    extra_w = math.ceil(width * scale) - want_w
+    extra_h = math.ceil(height * scale) - want_h
+    return (0.0, extra_h * 0.5 / scale, extra_w * 0.5 / scale, 0.0)

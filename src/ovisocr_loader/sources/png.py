@@ -1,0 +1,44 @@
+"""A minimal lossless PNG writer tuned for page images.
+
+Pillow's encoder picks a PNG filter per row, which costs more than the zlib
+work itself on a page; filter type 0 with zlib level 1 encodes a 150 DPI text
+page in about half the time at a similar size (text pages are mostly runs of one
+level, which deflate handles well without prediction).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from PIL import Image
+
+_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_COLOUR_TYPE = {"L": 0, "RGB": 2}
+
+
+def encode_png(image: Image.Image, level: int = 1) -> bytes:
+    """Encode an L or RGB image as an 8-bit PNG with filter type 0 on every row."""
+    colour_type = _COLOUR_TYPE[image.mode]
+    width, height = image.size
+    stride = width * (1 if colour_type == 0 else 3)
+    raw = memoryview(image.tobytes())
+    compressor = zlib.compressobj(level)
+    parts = []
+    row_filter = b"\x00"
+    # Compress in bands of rows: bounded temporary memory, few Python-level calls.
+    band = max(1, (1 << 20) // (stride + 1))
+    for top in range(0, height, band):
+        rows = b"".join(
+            row_filter + raw[offset:offset + stride]
+            for offset in range(top * stride, min(height, top + band) * stride, stride)
+        )
+        parts.append(compressor.compress(rows))
+    parts.append(compressor.flush())
+    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
+    return b"".join((_SIGNATURE, _chunk(b"IHDR", header), _chunk(b"IDAT", b"".join(parts)),
+                     _chunk(b"IEND", b"")))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))

@@ -1,0 +1,58 @@
+"""Test support shipped with the package: a simulated OvisOCR2 server and test pages.
+
+No GPU or weights needed: the simulator speaks the same HTTP/SSE as vLLM, so the
+real client is exercised end to end over loopback.
+"""
+
+from .latency import FIELD_THROUGHPUT, LatencyModel
+from .pages import (
+    draw_page_id,
+    make_pdf,
+    make_tiff,
+    marked_pdf,
+    next_page_id,
+    page_image,
+    read_page_id,
+)
+from .scripts import (
+    PANGRAM,
+    EndWithoutFinish,
+    Fault,
+    Hang,
+    HttpError,
+    MalformedJSON,
+    MalformedSSE,
+    PageScript,
+    Reset,
+    long_markdown,
+    synthetic_markdown,
+    tokenize,
+)
+from .server import DEFAULT_MODEL, RequestRecord, Simulator
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "FIELD_THROUGHPUT",
+    "PANGRAM",
+    "EndWithoutFinish",
+    "Fault",
+    "Hang",
+    "HttpError",
+    "LatencyModel",
+    "MalformedJSON",
+    "MalformedSSE",
+    "PageScript",
+    "RequestRecord",
+    "Reset",
+    "Simulator",
+    "draw_page_id",
+    "long_markdown",
+    "make_pdf",
+    "make_tiff",
+    "marked_pdf",
+    "next_page_id",
+    "page_image",
+    "read_page_id",
+    "synthetic_markdown",
+    "tokenize",
+]

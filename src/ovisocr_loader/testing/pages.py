@@ -1,0 +1,125 @@
+"""Generated test pages that the simulator can recognise.
+
+Each page carries a small bar code (a start marker, a 16-bit page id and an
+8-bit checksum) in its top margin, drawn in page-relative coordinates so that
+it survives rendering and rescaling. The simulator decodes it from the image it
+receives and answers with the Markdown registered for that id.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from collections.abc import Sequence
+
+from PIL import Image, ImageDraw, ImageFont
+
+_START = (1, 0, 1, 1, 0)
+_ID_BITS = 16
+_SUM_BITS = 8
+_CELL_W = 0.018   # of the page width
+_X0 = 0.05
+_Y0 = 0.012       # of the page height
+_CELL_H = 0.014
+
+_ids = itertools.count(1)
+
+
+def next_page_id() -> int:
+    """A fresh page id for this process (tests use it to keep pages unique)."""
+    return next(_ids) % (1 << _ID_BITS) or next(_ids)
+
+
+def _checksum(page_id: int) -> int:
+    return (page_id * 37 + 11) % 251
+
+
+def _bits(page_id: int) -> list[int]:
+    id_bits = [(page_id >> i) & 1 for i in reversed(range(_ID_BITS))]
+    sum_bits = [(_checksum(page_id) >> i) & 1 for i in reversed(range(_SUM_BITS))]
+    return [*_START, *id_bits, *sum_bits]
+
+
+def draw_page_id(image: Image.Image, page_id: int) -> None:
+    """Draw the bar code for ``page_id`` onto ``image`` in place."""
+    if not 0 < page_id < (1 << _ID_BITS):
+        raise ValueError("page_id must be in 1..65535")
+    w, h = image.size
+    draw = ImageDraw.Draw(image)
+    black = 0 if image.mode in ("L", "1") else (0, 0, 0)
+    for i, bit in enumerate(_bits(page_id)):
+        if bit:
+            left = w * (_X0 + i * _CELL_W)
+            top = h * _Y0
+            draw.rectangle([left, top, left + w * _CELL_W - 1, top + h * _CELL_H], fill=black)
+
+
+def read_page_id(image: Image.Image) -> int | None:
+    """Decode the bar code of a generated page, or None for any other image."""
+    gray = image.convert("L")
+    w, h = gray.size
+    cy = h * (_Y0 + _CELL_H / 2)
+    values = []
+    for i in range(len(_START) + _ID_BITS + _SUM_BITS):
+        cx = w * (_X0 + (i + 0.5) * _CELL_W)
+        box = (int(cx - w * _CELL_W / 4), int(cy - h * _CELL_H / 4),
+               int(cx + w * _CELL_W / 4) + 1, int(cy + h * _CELL_H / 4) + 1)
+        region = gray.crop(box)
+        histogram = region.histogram()
+        total = sum(histogram) or 1
+        mean = sum(level * count for level, count in enumerate(histogram)) / total
+        values.append(1 if mean < 128 else 0)
+    if tuple(values[: len(_START)]) != _START:
+        return None
+    id_bits = values[len(_START): len(_START) + _ID_BITS]
+    sum_bits = values[len(_START) + _ID_BITS:]
+    page_id = int("".join(map(str, id_bits)), 2)
+    checksum = int("".join(map(str, sum_bits)), 2)
+    return page_id if page_id and checksum == _checksum(page_id) else None
+
+
+def page_image(page_id: int | None = None, *, size: tuple[int, int] = (1275, 1650),
+               lines: Sequence[str] = (), colour: bool = False, font_size: int | None = None
+               ) -> Image.Image:
+    """A white page with optional bar code and text lines (Pillow's bundled font)."""
+    mode = "RGB" if colour else "L"
+    image = Image.new(mode, size, (255, 255, 255) if colour else 255)
+    if page_id is not None:
+        draw_page_id(image, page_id)
+    if lines:
+        draw = ImageDraw.Draw(image)
+        fsize = font_size or max(10, size[1] // 70)
+        font = ImageFont.load_default(size=fsize)
+        y = size[1] * 0.06
+        ink = (20, 40, 160) if colour else 0
+        for line in lines:
+            draw.text((size[0] * 0.08, y), line, fill=ink, font=font)
+            y += fsize * 1.5
+    return image
+
+
+def make_pdf(images: Sequence[Image.Image], *, dpi: float = 150) -> bytes:
+    """An image-only PDF (like a scanner's), one page per image at ``dpi``."""
+    if not images:
+        raise ValueError("need at least one page")
+    buffer = io.BytesIO()
+    first, *rest = [im.convert("RGB") if im.mode not in ("L", "RGB") else im for im in images]
+    first.save(buffer, format="PDF", save_all=True, append_images=rest, resolution=dpi)
+    return buffer.getvalue()
+
+
+def make_tiff(images: Sequence[Image.Image], *, fax: bool = False, dpi: float = 300) -> bytes:
+    """A multi-frame TIFF; ``fax=True`` stores bilevel CCITT Group 4 frames."""
+    frames = [im.convert("1") if fax else im for im in images]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, format="TIFF", save_all=True, append_images=frames[1:],
+                   compression="group4" if fax else "tiff_lzw", dpi=(dpi, dpi))
+    return buffer.getvalue()
+
+
+def marked_pdf(count: int, *, size: tuple[int, int] = (1275, 1650), dpi: float = 150
+               ) -> tuple[bytes, list[int]]:
+    """A PDF of ``count`` recognisable pages; returns the bytes and the page ids."""
+    ids = [next_page_id() for _ in range(count)]
+    pages = [page_image(pid, size=size, lines=[f"Page {n}"]) for n, pid in enumerate(ids, 1)]
+    return make_pdf(pages, dpi=dpi), ids

@@ -1,0 +1,147 @@
+"""What the simulated model answers for a page, including its failure modes.
+
+A :class:`PageScript` is registered per page id. ``loop`` makes the page loop
+the way OvisOCR2 does under greedy decoding: only when the request carries no
+penalty, so the recipe's penalized retry heals it. ``faults`` are keyed by the
+1-based number of the request seen for that page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+LoopKind = Literal["digits", "o", "emoji", "think"]
+
+PANGRAM = "The quick brown fox jumps over the lazy dog."
+
+_TOKEN = re.compile(r"\s*\S{1,4}|\s+")
+_EMOJI = "😀😂🎉👍🔥✨💯🙏🚀🌟😍🤖📄✅"
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into model-like tokens (about 4 characters each)."""
+    return _TOKEN.findall(text)
+
+
+@dataclass(frozen=True)
+class HttpError:
+    """Answer with an HTTP error status (vLLM-style JSON error body)."""
+
+    status: int
+    retry_after: float | None = None
+    message: str = "simulated server error"
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Stream ``after_tokens`` tokens, then reset the connection (RST)."""
+
+    after_tokens: int = 5
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Accept the request and send nothing (after ``after_tokens`` tokens, if set)."""
+
+    after_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class MalformedJSON:
+    """Send an SSE event whose data is not JSON."""
+
+
+@dataclass(frozen=True)
+class MalformedSSE:
+    """Answer 200 text/event-stream with bytes that are not SSE at all."""
+
+
+@dataclass(frozen=True)
+class EndWithoutFinish:
+    """Stream some tokens and end the body without a finish reason or [DONE]."""
+
+    after_tokens: int = 5
+
+
+Fault = HttpError | Reset | Hang | MalformedJSON | MalformedSSE | EndWithoutFinish
+
+
+@dataclass
+class PageScript:
+    """The answer for one page.
+
+    ``markdown`` is the clean page. With ``loop`` set, a greedy request without
+    penalty emits the first ``loop_after`` characters of it and then loops
+    until the token cap or a disconnect; a penalized request gets the clean
+    page. ``loop_on_retry`` keeps the loop even under a penalty.
+    """
+
+    markdown: str
+    loop: LoopKind | None = None
+    loop_after: int | None = None
+    loop_on_retry: bool = False
+    faults: dict[int, Fault] = field(default_factory=dict)
+
+    def tokens(self, *, greedy_unpenalized: bool) -> Iterator[str]:
+        """The token stream for one request (infinite for a loop)."""
+        looping = self.loop is not None and (greedy_unpenalized or self.loop_on_retry)
+        if not looping:
+            yield from tokenize(self.markdown)
+            return
+        cut = self.loop_after if self.loop_after is not None else len(self.markdown) // 2
+        yield from tokenize(self.markdown[:cut])
+        yield from _loop_tokens(self.loop or "digits")
+
+
+def _loop_tokens(kind: LoopKind) -> Iterator[str]:
+    if kind == "digits":
+        while True:
+            yield "1111"
+    elif kind == "o":
+        yield "\n\nO"
+        while True:
+            yield " O"
+    elif kind == "emoji":
+        rng = random.Random(7)
+        while True:
+            yield "".join(rng.choice(_EMOJI) for _ in range(2))
+    else:
+        yield "\n\n<think>\n\n</think>\n\n"
+        n = 1
+        while True:
+            yield f"## {n}\n"
+            n += 1
+
+
+_WORDS = (
+    "patient report results table analysis method sample value clinical reference range "
+    "measurement protocol summary figure data section total annual review committee record "
+    "signature date page department office account balance invoice amount letter request"
+).split()
+
+
+def synthetic_markdown(seed: bytes, tokens: int = 600) -> str:
+    """Deterministic, realistic-looking page Markdown of about ``tokens`` tokens."""
+    rng = random.Random(hashlib.sha256(seed).digest())
+    parts = [f"# {rng.choice(_WORDS).title()} {rng.choice(_WORDS).title()}"]
+    count = len(tokenize(parts[0]))
+    while count < tokens:
+        sentence_count = rng.randint(3, 6)
+        sentences = []
+        for _ in range(sentence_count):
+            words = [rng.choice(_WORDS) for _ in range(rng.randint(6, 14))]
+            sentences.append(" ".join(words).capitalize() + ".")
+        paragraph = " ".join(sentences)
+        parts.append(paragraph)
+        count += len(tokenize(paragraph))
+    return "\n\n".join(parts)
+
+
+def long_markdown(tokens: int, seed: bytes = b"long") -> str:
+    """A genuinely long, clean page (e.g. 6000 tokens: over the 4096 first-pass cap)."""
+    return synthetic_markdown(seed, tokens)

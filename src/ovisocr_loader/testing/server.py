@@ -1,0 +1,535 @@
+"""An OpenAI-compatible simulator of a vLLM server running OvisOCR2.
+
+Real HTTP/1.1 on 127.0.0.1 (keep-alive, chunked SSE), serving what vLLM serves:
+``POST /v1/chat/completions`` (JSON and SSE streaming with a usage chunk),
+``GET /v1/models``, ``GET /health`` and ``GET /metrics``. It recognises
+generated pages by their bar code (:mod:`.pages`), answers with the registered
+:class:`PageScript` or with deterministic synthetic Markdown, paces tokens with a
+:class:`LatencyModel`, stops generating when the client disconnects (as vLLM
+aborts such a request), and records every request for assertions.
+
+Use it as a context manager, a pytest fixture (``ovis_simulator``) or from the
+command line (``ovisocr simulate --port 8000``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from PIL import Image, UnidentifiedImageError
+
+from .latency import LatencyModel
+from .pages import read_page_id
+from .scripts import (
+    PANGRAM,
+    EndWithoutFinish,
+    Fault,
+    Hang,
+    HttpError,
+    MalformedJSON,
+    MalformedSSE,
+    PageScript,
+    Reset,
+    synthetic_markdown,
+)
+
+log = logging.getLogger("ovisocr_loader.testing")
+
+DEFAULT_MODEL = "ATH-MaaS/OvisOCR2"
+_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 408: "Request Timeout",
+            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
+            503: "Service Unavailable", 504: "Gateway Timeout"}
+_MIN_TICK = 0.005
+
+
+@dataclass
+class RequestRecord:
+    """One request as the simulator saw it."""
+
+    id: int
+    path: str
+    body: dict[str, Any]
+    page_key: str = ""
+    page_id: int | None = None
+    attempt: int = 0
+    content_types: list[str] = field(default_factory=list)
+    prompt: str | None = None
+    image_width: int = 0
+    image_height: int = 0
+    image_mode: str = ""
+    image_format: str = ""
+    image_bytes: int = 0
+    stream: bool = False
+    start: float = 0.0
+    end: float | None = None
+    in_flight_at_start: int = 0
+    tokens_generated: int = 0
+    finish_reason: str | None = None
+    disconnected: bool = False
+    status: int = 200
+    fault: str | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The request body without the messages (sampling and vLLM extras)."""
+        return {k: v for k, v in self.body.items() if k != "messages"}
+
+    @property
+    def greedy_unpenalized(self) -> bool:
+        body = self.body
+        return (float(body.get("temperature", 1.0)) == 0.0
+                and not float(body.get("frequency_penalty") or 0.0)
+                and not float(body.get("presence_penalty") or 0.0)
+                and float(body.get("repetition_penalty") or 1.0) == 1.0)
+
+
+class _Disconnected(Exception):
+    """The client went away; generation stops as vLLM's abort would."""
+
+
+class Simulator:
+    """A simulated OvisOCR2 server in a background thread.
+
+    Example::
+
+        with Simulator(latency=LatencyModel(speed=50)) as sim:
+            sim.register(page_id, "# Title\\n\\nBody")
+            OvisParser(base_url=sim.base_url).parse(pdf_bytes)
+            assert sim.requests[0].body["temperature"] == 0
+    """
+
+    def __init__(self, *, model: str = DEFAULT_MODEL, latency: LatencyModel | None = None,
+                 port: int = 0, host: str = "127.0.0.1", max_num_seqs: int = 256,
+                 synthetic_tokens: int = 600, api_key: str | None = None) -> None:
+        self.model = model
+        self.latency = latency or LatencyModel(speed=50.0)
+        self.host = host
+        self.port = port
+        self.api_key = api_key
+        self.synthetic_tokens = synthetic_tokens
+        self.max_num_seqs = max_num_seqs
+        self.scripts: dict[int, PageScript] = {}
+        self.requests: list[RequestRecord] = []
+        self.running = 0
+        self.waiting = 0
+        self.max_in_flight = 0
+        self.tokens_total = 0
+        self._attempts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._seqs: asyncio.Semaphore | None = None
+
+    # -- control ---------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def register(self, page_id: int, markdown: str | PageScript, **script: Any) -> PageScript:
+        """Set the answer for a generated page (``markdown`` or a full :class:`PageScript`)."""
+        page = markdown if isinstance(markdown, PageScript) else PageScript(markdown, **script)
+        with self._lock:
+            self.scripts[page_id] = page
+        return page
+
+    def reset_records(self) -> None:
+        with self._lock:
+            self.requests.clear()
+            self._attempts.clear()
+            self.max_in_flight = 0
+            self.tokens_total = 0
+
+    def completions(self) -> list[RequestRecord]:
+        """Chat-completion requests only, in arrival order."""
+        with self._lock:
+            return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def for_page(self, page_id: int) -> list[RequestRecord]:
+        return [r for r in self.completions() if r.page_id == page_id]
+
+    def start(self) -> Simulator:
+        ready = threading.Event()
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                self._server = loop.run_until_complete(
+                    asyncio.start_server(self._handle, self.host, self.port))
+                self._seqs = asyncio.Semaphore(self.max_num_seqs)
+                self.port = self._server.sockets[0].getsockname()[1]
+            except BaseException as exc:
+                errors.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="ovis-simulator", daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        if errors:
+            raise errors[0]
+        return self
+
+    def stop(self) -> None:
+        loop, server = self._loop, self._server
+        if loop is None or server is None or self._thread is None:
+            return
+
+        async def shutdown() -> None:
+            server.close()
+            for task in list(self._handlers):
+                task.cancel()
+            await asyncio.gather(*self._handlers, return_exceptions=True)
+            await server.wait_closed()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(10)
+        self._server = None
+
+    def __enter__(self) -> Simulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._handlers.add(task)
+        try:
+            while await self._one_request(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError, _Disconnected):
+            pass
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._handlers.discard(task)
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _one_request(self, reader: asyncio.StreamReader,
+                           writer: asyncio.StreamWriter) -> bool:
+        line = await reader.readline()
+        if not line:
+            return False
+        try:
+            method, target, _version = line.decode("latin-1").split(" ", 2)
+        except ValueError:
+            await _send_json(writer, 400, {"error": {"message": "bad request line"}})
+            return False
+        headers: dict[str, str] = {}
+        while True:
+            raw = await reader.readline()
+            if raw in (b"\r\n", b"\n", b""):
+                break
+            key, _, value = raw.decode("latin-1").partition(":")
+            headers[key.strip().lower()] = value.strip()
+        body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
+        path = target.split("?", 1)[0]
+        if self.api_key and path.startswith("/v1/") and \
+                headers.get("authorization") != f"Bearer {self.api_key}":
+            await _send_json(writer, 401, {"error": {"message": "invalid api key",
+                                                     "type": "AuthenticationError"}})
+            return True
+        if method == "GET" and path == "/health":
+            await _send(writer, 200, b"", "text/plain")
+        elif method == "GET" and path == "/v1/models":
+            await _send_json(writer, 200, {"object": "list", "data": [{
+                "id": self.model, "object": "model", "created": 0, "owned_by": "vllm",
+                "max_model_len": 32768}]})
+        elif method == "GET" and path == "/metrics":
+            await _send(writer, 200, self._metrics().encode(), "text/plain; version=0.0.4")
+        elif method == "POST" and path == "/v1/chat/completions":
+            return await self._chat(reader, writer, body)
+        else:
+            await _send_json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+        return True
+
+    def _metrics(self) -> str:
+        label = f'model_name="{self.model}"'
+        return (
+            "# TYPE vllm:num_requests_running gauge\n"
+            f"vllm:num_requests_running{{{label}}} {self.running}\n"
+            "# TYPE vllm:num_requests_waiting gauge\n"
+            f"vllm:num_requests_waiting{{{label}}} {self.waiting}\n"
+            "# TYPE vllm:generation_tokens_total counter\n"
+            f"vllm:generation_tokens_total{{{label}}} {self.tokens_total}\n"
+        )
+
+    # -- chat completions ------------------------------------------------------------------
+
+    async def _chat(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                    raw: bytes) -> bool:
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            await _send_json(writer, 400, {"error": {"message": "body is not JSON"}})
+            return True
+        record = RequestRecord(id=0, path="/v1/chat/completions", body=_strip_images(body),
+                               stream=bool(body.get("stream")), start=time.monotonic())
+        problem = self._inspect(body, record)
+        with self._lock:
+            record.id = len(self.requests) + 1
+            self.requests.append(record)
+            self._attempts[record.page_key] = self._attempts.get(record.page_key, 0) + 1
+            record.attempt = self._attempts[record.page_key]
+        if problem is not None:
+            record.status, record.end = problem[0], time.monotonic()
+            await _send_json(writer, problem[0], {"error": {
+                "message": problem[1], "type": "BadRequestError", "code": problem[0]}})
+            return True
+        script = self.scripts.get(record.page_id) if record.page_id is not None else None
+        fault = script.faults.get(record.attempt) if script is not None else None
+        if isinstance(fault, HttpError):
+            record.status, record.fault, record.end = fault.status, "http", time.monotonic()
+            extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None \
+                else {}
+            await _send_json(writer, fault.status, {"error": {
+                "message": fault.message, "type": "ServerError", "code": fault.status}}, extra)
+            return True
+        if script is None:
+            markdown = PANGRAM if record.page_key == "blank" else \
+                synthetic_markdown(record.page_key.encode(), self.synthetic_tokens)
+            script = PageScript(markdown)
+        tokens = script.tokens(greedy_unpenalized=record.greedy_unpenalized)
+        max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16384)
+        assert self._seqs is not None
+        self.waiting += 1
+        async with self._seqs:
+            self.waiting -= 1
+            self.running += 1
+            record.in_flight_at_start = self.running
+            self.max_in_flight = max(self.max_in_flight, self.running)
+            try:
+                if record.stream:
+                    return await self._stream(reader, writer, record, tokens, max_tokens, fault)
+                return await self._complete(writer, record, tokens, max_tokens)
+            finally:
+                self.running -= 1
+                record.end = time.monotonic()
+
+    def _inspect(self, body: dict[str, Any], record: RequestRecord) -> tuple[int, str] | None:
+        """Validate like vLLM and identify the page; returns (status, message) on error."""
+        if body.get("model") != self.model:
+            return 404, f"The model `{body.get('model')}` does not exist."
+        messages = body.get("messages") or []
+        images: list[str] = []
+        for message in messages:
+            content = message.get("content")
+            if isinstance(content, list):
+                for part in content:
+                    record.content_types.append(part.get("type", ""))
+                    if part.get("type") == "image_url":
+                        images.append(part.get("image_url", {}).get("url", ""))
+                    elif part.get("type") == "text":
+                        record.prompt = part.get("text")
+            elif isinstance(content, str):
+                record.content_types.append("text")
+                record.prompt = content
+        if len(images) != 1:
+            return 400, f"At most 1 image(s) may be provided in one prompt; got {len(images)}."
+        url = images[0]
+        try:
+            _, _, payload = url.partition(",")
+            data = base64.b64decode(payload, validate=True)
+            with Image.open(io.BytesIO(data)) as image:
+                image.load()
+                record.image_width, record.image_height = image.size
+                record.image_mode = image.mode
+                record.image_format = (image.format or "").lower()
+                record.image_bytes = len(data)
+                record.page_id = read_page_id(image)
+                extrema = image.convert("L").getextrema()
+        except (binascii.Error, UnidentifiedImageError, OSError, ValueError) as exc:
+            return 400, f"cannot decode image: {exc}"
+        if record.page_id is not None:
+            record.page_key = f"id:{record.page_id}"
+        elif extrema[0] == extrema[1]:
+            record.page_key = "blank"
+        else:
+            record.page_key = "sha:" + _short_hash(data)
+        return None
+
+    async def _complete(self, writer: asyncio.StreamWriter, record: RequestRecord,
+                        tokens: Iterator[str], max_tokens: int) -> bool:
+        parts: list[str] = []
+        finish = "stop"
+        for token in tokens:
+            if len(parts) >= max_tokens:
+                finish = "length"
+                break
+            parts.append(token)
+        record.tokens_generated = len(parts)
+        self.tokens_total += len(parts)
+        await asyncio.sleep(self.latency.prefill_seconds() +
+                            len(parts) / self.latency.tokens_per_second(self.running))
+        record.finish_reason = finish
+        await _send_json(writer, 200, {
+            "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
+            "created": int(time.time()), "model": self.model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
+                         "finish_reason": finish}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": len(parts),
+                      "total_tokens": 1000 + len(parts)}})
+        return True
+
+    async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                      record: RequestRecord, tokens: Iterator[str], max_tokens: int,
+                      fault: Fault | None) -> bool:
+        if isinstance(fault, MalformedSSE):
+            record.fault = "malformed_sse"
+            await _send(writer, 200, b"this is not an event stream\n\x00\x01{", "text/event-stream")
+            return True
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
+        await writer.drain()
+        completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+        created = int(time.time())
+
+        async def event(payload: dict[str, Any] | str) -> None:
+            data = payload if isinstance(payload, str) else json.dumps(payload)
+            await _chunk(writer, f"data: {data}\n\n".encode())
+
+        def delta(content: str | None, finish: str | None = None) -> dict[str, Any]:
+            d: dict[str, Any] = {"content": content} if content is not None else {}
+            return {"id": completion_id, "object": "chat.completion.chunk", "created": created,
+                    "model": self.model, "choices": [{"index": 0, "delta": d,
+                                                      "finish_reason": finish}]}
+
+        await asyncio.sleep(self.latency.prefill_seconds())
+        self._check_client(reader, record)
+        await event({**delta(None), "choices": [{"index": 0, "delta": {"role": "assistant",
+                                                                       "content": ""},
+                                                "finish_reason": None}]})
+        if isinstance(fault, MalformedJSON):
+            record.fault = "malformed_json"
+            await event("{not json")
+            await _chunk(writer, b"")
+            return True
+        stop_after = None
+        if isinstance(fault, (Reset, Hang, EndWithoutFinish)):
+            stop_after = fault.after_tokens
+            record.fault = type(fault).__name__.lower()
+        produced = 0
+        budget = 0.0
+        finish = "stop"
+        last = time.monotonic()
+        iterator = iter(tokens)
+        exhausted = False
+        while not exhausted:
+            if produced >= max_tokens:
+                finish = "length"
+                break
+            if stop_after is not None and produced >= stop_after:
+                break
+            rate = self.latency.tokens_per_second(self.running)
+            await asyncio.sleep(max(_MIN_TICK, 1.0 / rate))
+            now = time.monotonic()
+            budget += (now - last) * rate
+            last = now
+            self._check_client(reader, record)
+            batch: list[str] = []
+            while budget >= 1 and produced < max_tokens and \
+                    (stop_after is None or produced < stop_after):
+                token = next(iterator, None)
+                if token is None:
+                    exhausted = True
+                    break
+                batch.append(token)
+                produced += 1
+                budget -= 1
+            record.tokens_generated = produced
+            self.tokens_total += len(batch)
+            if batch:
+                await event(delta("".join(batch)))
+        if isinstance(fault, Reset):
+            writer.transport.abort()
+            raise _Disconnected
+        if isinstance(fault, Hang):
+            while True:  # until the client gives up (or the simulator stops)
+                await asyncio.sleep(0.05)
+                self._check_client(reader, record)
+        if isinstance(fault, EndWithoutFinish):
+            await _chunk(writer, b"")
+            return False
+        record.finish_reason = finish
+        await event(delta(None, finish))
+        await event({"id": completion_id, "object": "chat.completion.chunk", "created": created,
+                     "model": self.model, "choices": [],
+                     "usage": {"prompt_tokens": 1000, "completion_tokens": produced,
+                               "total_tokens": 1000 + produced}})
+        await event("[DONE]")
+        await _chunk(writer, b"")
+        return True
+
+    @staticmethod
+    def _check_client(reader: asyncio.StreamReader, record: RequestRecord) -> None:
+        if reader.at_eof():
+            record.disconnected = True
+            raise _Disconnected
+
+
+def _strip_images(body: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the body whose image data URLs are shortened (records stay small)."""
+    copy: dict[str, Any] = json.loads(json.dumps(body))
+    for message in copy.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if part.get("type") == "image_url":
+                    url = part.get("image_url", {}).get("url", "")
+                    part["image_url"]["url"] = url[:40] + "..."
+    return copy
+
+
+def _short_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+async def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
+    writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+    try:
+        await writer.drain()
+    except ConnectionError as exc:
+        raise _Disconnected from exc
+
+
+async def _send(writer: asyncio.StreamWriter, status: int, body: bytes, content_type: str,
+                extra: dict[str, str] | None = None) -> None:
+    head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
+            f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
+    head += [f"{k}: {v}" for k, v in (extra or {}).items()]
+    writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+    await writer.drain()
+
+
+async def _send_json(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any],
+                     extra: dict[str, str] | None = None) -> None:
+    await _send(writer, status, json.dumps(payload).encode(), "application/json", extra)
