@@ -25,6 +25,10 @@ from ..config import GuardPolicy
 
 DegenerateKind = Literal["repetition", "think_marker", "symbol_flood", "low_diversity"]
 
+#: Kinds that are garbage wherever they appear; repetition kinds may be legitimate
+#: when the model ends the page on its own (a loop never does: it runs to the cap).
+ALWAYS_GARBAGE: frozenset[str] = frozenset({"think_marker", "symbol_flood"})
+
 _THINK_MARKER = re.compile(r"(?:^|\n)[ \t]*<think>\s*</think>")
 _SYMBOL_WINDOW = 240
 _DIVERSITY_WINDOW = 800
@@ -120,21 +124,28 @@ def _low_diversity(text: str) -> Degenerate | None:
 
 
 class StreamGuard:
-    """Feeds streamed deltas and checks the tail every ``check_every_chars``."""
+    """Feeds streamed deltas and checks the tail every ``check_every_chars``.
 
-    def __init__(self, policy: GuardPolicy) -> None:
+    ``abort_on`` limits which kinds stop the stream; the others are only
+    reported by :meth:`finish`, once the model has ended (or hit the cap).
+    """
+
+    def __init__(self, policy: GuardPolicy, abort_on: frozenset[str] | None = None) -> None:
         self.policy = policy
+        self.abort_on = abort_on
         self.text = ""
         self._checked_at = 0
 
     def feed(self, delta: str) -> Degenerate | None:
         self.text += delta
-        if "<think>" in delta or "</think>" in delta:
-            return find_degenerate(self.text, self.policy)
-        if len(self.text) - self._checked_at < self.policy.check_every_chars:
+        if "<think>" not in delta and "</think>" not in delta:
+            if len(self.text) - self._checked_at < self.policy.check_every_chars:
+                return None
+            self._checked_at = len(self.text)
+        verdict = find_degenerate(self.text, self.policy)
+        if verdict is not None and self.abort_on is not None and verdict.kind not in self.abort_on:
             return None
-        self._checked_at = len(self.text)
-        return find_degenerate(self.text, self.policy)
+        return verdict
 
     def finish(self) -> Degenerate | None:
         """Check the complete text once more (the stream may end between checks)."""

@@ -8,6 +8,12 @@
 4. If the retry degenerates too, the longest clean prefix is kept and the page
    is flagged ``loop_trimmed``; garbage never reaches the result.
 
+A loop never ends on its own: it runs to the cap. So repetition in a text the
+model ended itself (finish ``stop``) is legitimate (a sign-in sheet, a repeated
+form line) and is kept. The penalized retry therefore only aborts early on
+garbage that is never legitimate (think marker, emoji flood) and judges
+repetition at the end: a page that truly repeats a line loses nothing.
+
 Every HTTP try is recorded as an :class:`Attempt`; this module holds the one
 loop that sleeps between transport retries.
 """
@@ -22,7 +28,7 @@ from dataclasses import dataclass, field
 from ..config import GuardPolicy, RetryPolicy
 from ..document import Attempt, AttemptPurpose, PageErrorInfo
 from ..errors import OvisLoaderError, ServerProtocolError, ServerStatusError
-from .guard import StreamGuard
+from .guard import ALWAYS_GARBAGE, StreamGuard
 from .request import DecodeParams, build_request
 from .retry import next_delay, should_retry
 from .transport import Transport
@@ -110,7 +116,7 @@ class PageClient:
         number = 0
         while True:
             number += 1
-            guard = StreamGuard(self.guard)
+            guard = StreamGuard(self.guard, ALWAYS_GARBAGE if purpose == "loop_retry" else None)
             loop = asyncio.get_running_loop()
             started = loop.time()
             try:
@@ -128,6 +134,9 @@ class PageClient:
                 await asyncio.sleep(next_delay(number, self.retry, retry_after, self._rng))
                 continue
             verdict = result.degenerate or guard.finish()
+            if verdict is not None and verdict.kind not in ALWAYS_GARBAGE and \
+                    result.finish_reason == "stop":
+                verdict = None  # the model ended the page itself: repetition was legitimate
             degenerate = verdict is not None or result.finish_reason == "repetition"
             clean = result.text[:verdict.clean_end] if verdict is not None else result.text
             outcome.attempts.append(Attempt(

@@ -17,7 +17,7 @@ from .png import encode_png
 #: a channel difference above this counts as colour ...
 _COLOUR_DELTA = 24
 #: ... when more than this share of pixels shows it.
-_COLOUR_SHARE = 0.002
+_COLOUR_SHARE = 0.0005
 #: ink is a pixel at least this many levels away from the background level ...
 _INK_DELTA = 24
 #: ... and a page with fewer ink pixels than this share (or 25 pixels) is blank.

@@ -7,6 +7,7 @@ rendering runs in worker threads so that the event loop keeps streaming.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Iterable
 
@@ -23,6 +24,9 @@ from .geometry import fit_scale, pixel_size
 PDFIUM_LOCK = threading.Lock()
 
 _PASSWORD_ERROR = 4  # FPDF_ERR_PASSWORD
+_EMPTY_TREE = re.compile(rb"/Count\s+0\b")
+_PAGE_OBJECT = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
+_SNIFF_LIMIT = 1 << 20
 
 
 class PdfSource:
@@ -43,6 +47,8 @@ class PdfSource:
                             "PDF is encrypted; pass password=", file=self.name) from exc
                     raise PasswordRequiredError("wrong password for encrypted PDF",
                                                 file=self.name) from exc
+                if _looks_pageless(inp):
+                    raise EmptyDocumentError("PDF has no pages", file=self.name) from exc
                 raise CorruptFileError(f"cannot open PDF ({exc})", file=self.name) from exc
             self.page_count = len(self._pdf)
         if self.page_count == 0:
@@ -87,3 +93,15 @@ def _rounding_crop(width: float, height: float, scale: float) -> tuple[float, fl
     extra_w = math.ceil(width * scale) - want_w
     extra_h = math.ceil(height * scale) - want_h
     return (0.0, extra_h * 0.5 / scale, extra_w * 0.5 / scale, 0.0)
+
+
+def _looks_pageless(inp: SourceInput) -> bool:
+    """PDFium refuses a PDF without pages with a stale error code; read the bytes instead."""
+    if inp.data is not None:
+        head = inp.data[:_SNIFF_LIMIT]
+    elif inp.path is not None:
+        with inp.path.open("rb") as fh:
+            head = fh.read(_SNIFF_LIMIT)
+    else:
+        return False
+    return bool(_EMPTY_TREE.search(head)) and not _PAGE_OBJECT.search(head)

@@ -253,6 +253,10 @@ class Simulator:
             headers[key.strip().lower()] = value.strip()
         body = await reader.readexactly(int(headers.get("content-length", "0") or 0))
         path = target.split("?", 1)[0]
+        if not (method == "POST" and path == "/v1/chat/completions"):
+            with self._lock:
+                self.requests.append(RequestRecord(id=len(self.requests) + 1, path=path, body={},
+                                                   start=time.monotonic(), end=time.monotonic()))
         if self.api_key and path.startswith("/v1/") and \
                 headers.get("authorization") != f"Bearer {self.api_key}":
             await _send_json(writer, 401, {"error": {"message": "invalid api key",

@@ -1,0 +1,76 @@
+"""Shared fixtures: the simulator comes from the ``ovisocr_simulator`` plugin.
+
+``corpus`` points at ../shared/corpus and skips cleanly where it is absent, so a
+fresh clone passes on its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"real-scan corpus not present at {CORPUS}")
+    return CORPUS
+
+
+def build_pdf(objects: list[bytes]) -> bytes:
+    """A hand-made PDF from raw object bodies (object 1 is the catalog)."""
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n"
+            "%%EOF\n").encode()
+    return out
+
+
+@pytest.fixture
+def bad_page_pdf() -> bytes:
+    """Three pages; page 2 is not a page object, so PDFium fails to load it."""
+    content = b"BT /F1 24 Tf 72 700 Td (Hello) Tj ET"
+    return build_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 6 0 R 3 0 R] /Count 3 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"(not a page)",
+    ])
+
+
+@pytest.fixture
+def zero_page_pdf() -> bytes:
+    """A valid PDF with no pages, as PDFium itself writes one."""
+    import io
+
+    import pypdfium2 as pdfium
+
+    buffer = io.BytesIO()
+    pdfium.PdfDocument.new().save(buffer)
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def rotated_pdf() -> bytes:
+    """One Letter page with /Rotate 90."""
+    content = b"BT /F1 24 Tf 72 700 Td (Sideways) Tj ET"
+    return build_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate 90 /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ])

@@ -1,0 +1,138 @@
+"""Transport robustness: every fault ends as content or as a recorded error, in bounded time."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+
+import pytest
+
+from ovisocr_loader import (
+    OvisParser,
+    PageError,
+    RetryPolicy,
+    ServerUnreachableError,
+)
+from ovisocr_loader.testing import (
+    EndWithoutFinish,
+    Hang,
+    HttpError,
+    MalformedJSON,
+    MalformedSSE,
+    PageScript,
+    Reset,
+    Simulator,
+    marked_pdf,
+)
+
+FAST_RETRY = RetryPolicy(base_delay=0.01, max_delay=0.05)
+TEXT = "# Page\n\nSome text that arrives after a fault."
+
+
+def _parser(sim: Simulator, **kw) -> OvisParser:
+    return OvisParser(base_url=sim.base_url, retry=kw.pop("retry", FAST_RETRY), **kw)
+
+
+@pytest.mark.parametrize("fault", [
+    HttpError(500), HttpError(502), HttpError(503), HttpError(504), HttpError(408),
+    Reset(after_tokens=3), MalformedJSON(), MalformedSSE(), EndWithoutFinish(after_tokens=2),
+])
+def test_transient_fault_then_success(ovis_simulator: Simulator, fault):
+    pdf, (pid,) = marked_pdf(1)
+    ovis_simulator.register(pid, PageScript(TEXT, faults={1: fault}))
+    page = _parser(ovis_simulator).parse(pdf).pages[0]
+    assert page.markdown == TEXT and page.error is None
+    assert len(ovis_simulator.for_page(pid)) == 2
+    assert page.attempts[0].finish_reason == "error" and page.attempts[0].error
+    assert page.attempts[1].finish_reason == "stop"
+
+
+def test_429_waits_for_retry_after(ovis_simulator: Simulator):
+    pdf, (pid,) = marked_pdf(1)
+    ovis_simulator.register(pid, PageScript(TEXT, faults={1: HttpError(429, retry_after=1)}))
+    page = _parser(ovis_simulator).parse(pdf).pages[0]
+    first, second = ovis_simulator.for_page(pid)
+    assert second.start - first.start >= 1.0
+    assert page.markdown == TEXT
+    assert "HTTP 429" in (page.attempts[0].error or "")
+
+
+def test_hang_is_cut_by_first_token_timeout(ovis_simulator: Simulator):
+    pdf, (pid,) = marked_pdf(1)
+    ovis_simulator.register(pid, PageScript(TEXT, faults={1: Hang()}))
+    started = time.monotonic()
+    page = _parser(ovis_simulator, first_token_timeout=0.5).parse(pdf).pages[0]
+    assert time.monotonic() - started < 5
+    assert page.markdown == TEXT
+    assert page.attempts[0].error.startswith("FirstTokenTimeout")
+    assert ovis_simulator.for_page(pid)[0].disconnected
+
+
+def test_stall_mid_stream_is_cut_by_page_timeout(ovis_simulator: Simulator):
+    pdf, (pid,) = marked_pdf(1)
+    ovis_simulator.register(pid, PageScript(TEXT, faults={1: Hang(after_tokens=3),
+                                                           2: Hang(after_tokens=3)}))
+    started = time.monotonic()
+    page = _parser(ovis_simulator, page_timeout=0.6,
+                   retry=RetryPolicy(max_attempts=2, base_delay=0.01)).parse(pdf).pages[0]
+    assert time.monotonic() - started < 5
+    assert page.error is not None and page.error.kind == "PageTimeout"
+    assert page.error.attempts == 2 and page.markdown == ""
+
+
+def test_persistent_failure_is_recorded_and_neighbours_are_unaffected(
+        ovis_simulator: Simulator, caplog: pytest.LogCaptureFixture):
+    pdf, ids = marked_pdf(3)
+    ovis_simulator.register(ids[1], PageScript(TEXT, faults={n: HttpError(500, message="boom")
+                                                             for n in range(1, 10)}))
+    with caplog.at_level(logging.WARNING, logger="ovisocr_loader"):
+        doc = _parser(ovis_simulator).parse(pdf, name="three.pdf")
+    bad = doc.pages[1]
+    assert bad.error is not None and bad.error.kind == "ServerStatusError"
+    assert "boom" in bad.error.message and bad.error.attempts == 4
+    assert bad.markdown == ""
+    assert len(ovis_simulator.for_page(ids[1])) == 4       # bounded attempts
+    assert doc.pages[0].ok and doc.pages[2].ok
+    assert "three.pdf page 2 failed" in caplog.text
+
+
+def test_other_4xx_is_not_retried_and_keeps_the_server_message(ovis_simulator: Simulator):
+    pdf, (pid,) = marked_pdf(1)
+    ovis_simulator.register(pid, PageScript(TEXT, faults={1: HttpError(
+        400, message="This model's maximum context length is 32768 tokens.")}))
+    page = _parser(ovis_simulator).parse(pdf).pages[0]
+    assert len(ovis_simulator.for_page(pid)) == 1
+    assert page.error is not None and "maximum context length" in page.error.message
+
+
+def test_errors_raise_raises_page_error(ovis_simulator: Simulator):
+    pdf, ids = marked_pdf(2)
+    ovis_simulator.register(ids[1], PageScript(TEXT, faults={1: HttpError(400, message="bad")}))
+    with pytest.raises(PageError, match="page 2") as info:
+        _parser(ovis_simulator, errors="raise").parse(pdf, name="x.pdf")
+    assert info.value.kind == "ServerStatusError" and info.value.file == "x.pdf"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_endpoint_fails_fast_with_one_clear_error():
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    pdf, _ = marked_pdf(20)
+    started = time.monotonic()
+    with pytest.raises(ServerUnreachableError) as info:
+        OvisParser(base_url=url, model="m").parse(pdf)
+    assert time.monotonic() - started < 10
+    message = str(info.value)
+    assert url in message and "vllm serve" in message
+
+
+def test_unreachable_endpoint_in_parse_many_raises_once():
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    files = [marked_pdf(1)[0] for _ in range(5)]
+    with pytest.raises(ServerUnreachableError):
+        list(OvisParser(base_url=url).parse_many(files))
