@@ -41,7 +41,8 @@ def test_every_contract_field_reaches_the_server(ovis_simulator: Simulator):
     assert record.image_format == "png" and record.image_mode == "L"
     attempt = doc.pages[0].attempts[0]
     assert attempt.finish_reason == "stop"
-    assert attempt.completion_tokens == len(tokenize("# Title\n\nBody text.")) == record.tokens_generated
+    expected_tokens = len(tokenize("# Title\n\nBody text."))
+    assert attempt.completion_tokens == expected_tokens == record.tokens_generated
     assert attempt.params["max_tokens"] == 4096 and attempt.latency_s > 0
 
 

@@ -1,0 +1,68 @@
+"""The ovisocr command end to end against the simulator."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from ovisocr_loader.cli import main
+from ovisocr_loader.testing import HttpError, PageScript, Simulator, marked_pdf
+
+
+def test_parse_directory_to_markdown_and_json(ovis_simulator: Simulator, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]):
+    inputs = tmp_path / "in"
+    (inputs / "sub").mkdir(parents=True)
+    pdf_a, ids_a = marked_pdf(2)
+    pdf_b, _ = marked_pdf(1)
+    (inputs / "a.pdf").write_bytes(pdf_a)
+    (inputs / "sub" / "a.pdf").write_bytes(pdf_b)      # same stem: gets a -2 suffix
+    (inputs / "notes.txt").write_text("ignored: not a supported type")
+    ovis_simulator.register(ids_a[0], "First page.")
+    ovis_simulator.register(ids_a[1], "Second page.")
+    out = tmp_path / "out"
+    code = main(["parse", str(inputs), "-o", str(out), "--base-url", ovis_simulator.base_url])
+    assert code == 0
+    md = (out / "a.md").read_text()
+    assert md.index("<!-- page 1 -->") < md.index("First page.") < md.index("<!-- page 2 -->")
+    assert md.index("<!-- page 2 -->") < md.index("Second page.")
+    assert (out / "a-2.md").exists()
+    summary = capsys.readouterr().err
+    assert "2/2 files, 3 pages" in summary and "0 page errors" in summary
+
+    code = main(["parse", str(inputs / "a.pdf"), "-o", str(out), "--format", "json",
+                 "--base-url", ovis_simulator.base_url])
+    assert code == 0
+    data = json.loads((out / "a.json").read_text())
+    assert [p["markdown"] for p in data["pages"]] == ["First page.", "Second page."]
+
+
+def test_failures_give_a_non_zero_exit_and_a_summary(ovis_simulator: Simulator, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]):
+    pdf, ids = marked_pdf(2)
+    ovis_simulator.register(ids[1], PageScript("x", faults={1: HttpError(400, message="bad")}))
+    (tmp_path / "good.pdf").write_bytes(pdf)
+    (tmp_path / "corrupt.pdf").write_bytes(b"%PDF-1.4 garbage")
+    code = main(["parse", str(tmp_path), "-o", str(tmp_path / "out"),
+                 "--base-url", ovis_simulator.base_url])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "corrupt.pdf: CorruptFileError" in err
+    assert "1/2 files" in err and "1 page errors" in err and "1 files failed" in err
+    assert "ServerStatusError" in (tmp_path / "out" / "good.md").read_text()
+
+
+def test_unreachable_server_exits_2_with_a_hint(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pdf, _ = marked_pdf(1)
+    (tmp_path / "a.pdf").write_bytes(pdf)
+    code = main(["parse", str(tmp_path / "a.pdf"), "-o", str(tmp_path),
+                 "--base-url", f"http://127.0.0.1:{port}/v1"])
+    assert code == 2
+    assert "vllm serve" in capsys.readouterr().err
