@@ -117,8 +117,9 @@ def _render(page: pdfium.PdfPage, width: float, height: float, scale: float) -> 
     if not _may_hold_images(page):
         probe = page.render(scale=scale / 4, rev_byteorder=True).to_pil()
         if not has_colour(probe):
-            return page.render(scale=scale, crop=crop, may_draw_forms=True,
-                               grayscale=True).to_pil().copy()
+            gray: Image.Image = page.render(scale=scale, crop=crop, may_draw_forms=True,
+                                            grayscale=True).to_pil()
+            return gray.copy()
     bitmap = page.render(scale=scale, crop=crop, may_draw_forms=True, rev_byteorder=True)
     return page_mode(bitmap.to_pil())
 
