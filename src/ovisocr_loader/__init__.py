@@ -6,6 +6,7 @@ Public names only; see docs/ for the guide. Framework adapters live in
 
 from .config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import Attempt, PageErrorInfo, PageResult, ParsedDocument
+from .elements import Chunk, Element, TableData, chunk_document
 from .errors import (
     CorruptFileError,
     EmptyDocumentError,
@@ -30,9 +31,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Attempt",
+    "Chunk",
     "CorruptFileError",
     "DocumentJob",
     "DocumentStarted",
+    "Element",
     "EmptyDocumentError",
     "FirstTokenTimeout",
     "GuardPolicy",
@@ -54,7 +57,9 @@ __all__ = [
     "ServerTimeoutError",
     "ServerUnreachableError",
     "SourceError",
+    "TableData",
     "Timeouts",
     "UnsupportedFormatError",
     "__version__",
+    "chunk_document",
 ]

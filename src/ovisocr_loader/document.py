@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .elements.model import Element
+
 SCHEMA_NAME = "ovisocr_loader.ParsedDocument"
 SCHEMA_VERSION = "1.0.0"
 
@@ -66,6 +68,7 @@ class PageResult(BaseModel):
     truncated: bool = False
     error: PageErrorInfo | None = None
     attempts: list[Attempt] = Field(default_factory=list)
+    elements: list[Element] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -19,12 +19,15 @@ from .client.page_client import PageClient
 from .client.transport import Transport
 from .config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import PageErrorInfo, PageResult, ParsedDocument
+from .elements import mark_running_furniture, parse_page
+from .elements.crops import crop_figures
 from .errors import OvisLoaderError, PageError, ServerStatusError, SourceError
 from .sources import EncodedPage, PageSource, Source, encode_page, load_input, open_source
 
 log = logging.getLogger("ovisocr_loader")
 
 ErrorMode = Literal["record", "raise"]
+FigureMode = Literal["keep", "crop"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class ParserSettings:
     retry: RetryPolicy
     guard: GuardPolicy
     errors: ErrorMode
+    figures: FigureMode = "keep"
+    figures_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -115,15 +120,20 @@ class Session:
                                     status_code=404, url=self.transport.base_url)
         return models[0]
 
-    async def ocr(self, page: EncodedPage) -> PageResult:
+    async def ocr(self, page: EncodedPage, doc_key: str = "doc") -> PageResult:
         client = await self.ready()
         async with self.limiter:
             outcome = await client.run(page.png)
+        elements = parse_page(outcome.markdown, page.page_number, width=page.width,
+                              height=page.height, page_size_pt=page.page_size_pt)
+        if self.settings.figures == "crop" and any(e.kind == "figure" for e in elements):
+            await asyncio.to_thread(crop_figures, page.png, elements, self.settings.figures_dir,
+                                    f"{doc_key}_p{page.page_number}")
         return PageResult(
             page_number=page.page_number, markdown=outcome.markdown, width=page.width,
             height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt,
             loop_trimmed=outcome.loop_trimmed, truncated=outcome.truncated,
-            error=outcome.error, attempts=outcome.attempts)
+            error=outcome.error, attempts=outcome.attempts, elements=elements)
 
     async def aclose(self) -> None:
         await self.transport.aclose()
@@ -149,6 +159,7 @@ class _Run:
         return self.all_spawned and len(self.results) == len(self.source.page_numbers)
 
     def document(self, model: str | None) -> ParsedDocument:
+        mark_running_furniture([self.results[n].elements for n in sorted(self.results)])
         return ParsedDocument(source=self.name, sha256=self.sha256,
                               total_pages=self.source.page_count, model=model,
                               pages=[self.results[n] for n in sorted(self.results)])
@@ -197,7 +208,7 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
 
     async def page_task(run: _Run, page: EncodedPage) -> None:
         try:
-            result = await session.ocr(page)
+            result = await session.ocr(page, run.sha256[:12])
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # a bug or an unreachable server: end the whole run

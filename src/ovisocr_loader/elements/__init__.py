@@ -1,0 +1,18 @@
+"""Elements: page Markdown into typed elements, and the shared chunker. No I/O."""
+
+from .chunker import Chunk, chunk_document, element_text
+from .markdown import mark_running_furniture, parse_page
+from .model import Element, ElementKind, TableData
+from .tables import parse_table
+
+__all__ = [
+    "Chunk",
+    "Element",
+    "ElementKind",
+    "TableData",
+    "chunk_document",
+    "element_text",
+    "mark_running_furniture",
+    "parse_page",
+    "parse_table",
+]

@@ -1,0 +1,42 @@
+"""Figure crops, cut from the page image while it is still in flight.
+
+Called once per page right after its answer arrives, so crops never require
+keeping page images alive: memory stays bounded by the render window.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+
+from PIL import Image
+
+from ..sources.png import encode_png
+from .model import Element
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def crop_figures(page_png: bytes, elements: list[Element], directory: str | None,
+                 prefix: str) -> None:
+    """Attach PNG bytes to each figure element; also write files when ``directory`` is set."""
+    with Image.open(io.BytesIO(page_png)) as page:
+        page.load()
+        for number, element in enumerate((e for e in elements if e.kind == "figure"), 1):
+            if element.pixel_bbox is None:
+                continue
+            left, top, right, bottom = element.pixel_bbox
+            if right <= left or bottom <= top:
+                continue
+            crop = page.crop((left, top, right, bottom))
+            element.image_png = encode_png(crop if crop.mode in ("L", "RGB")
+                                           else crop.convert("RGB"))
+            if directory is not None:
+                folder = Path(directory)
+                folder.mkdir(parents=True, exist_ok=True)
+                name = _UNSAFE.sub("_", f"{prefix}_fig{number}") + ".png"
+                path = folder / name
+                path.write_bytes(element.image_png)
+                element.image_path = os.fspath(path)
