@@ -216,3 +216,8 @@ def test_no_text_outside_markup_is_lost(text):
 def test_arbitrary_text_never_crashes(text):
     parse_page(text, 1, width=10, height=10, page_size_pt=(10.0, 10.0))
     parse_table(text)
+
+
+def test_code_fences_keep_their_text():
+    assert [e.text for e in parse_page("```python\nprint(1)\n```", 1)] == ["print(1)"]
+    assert [e.text for e in parse_page("```A", 1)] == ["A"]

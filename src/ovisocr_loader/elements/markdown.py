@@ -109,6 +109,9 @@ def _blocks(text: str) -> list[tuple[str, int, int]]:
                     stop = lines[j][1]
             blocks.append(("formula", offset, stop))
             i = line_at(max(offset, stop - 1)) + 1
+            rest_end = lines[i - 1][1]
+            if text[stop:rest_end].strip():  # text after the closing delimiter: keep it
+                blocks.append(("paragraph", stop, rest_end))
             continue
         if FIGURE_TAG.match(stripped):
             blocks.append(("figure_line", offset, end))
@@ -160,9 +163,15 @@ def _elements(kind: str, source: str, start: int, end: int, page: int, width: in
     if kind == "figure_line":
         return _figures(source, start, page, width, height, page_size_pt)
     if kind == "code":
-        body = source.strip().split("\n")
-        inner = "\n".join(body[1:-1] if len(body) > 1 and body[-1].strip()[:3] in ("```", "~~~")
-                          else body[1:])
+        lines = source.strip().split("\n")
+        closed = len(lines) > 1 and lines[-1].strip()[:3] in ("```", "~~~")
+        if closed:
+            lines = lines[:-1]
+        info = lines[0].strip()[3:].strip()
+        # in a closed fence a one-word info string is the language; otherwise it is text
+        language = closed and len(lines) > 1 and re.fullmatch(r"[\w+#.-]*", info)
+        head = [] if language else [info]
+        inner = "\n".join([*head, *lines[1:]]).strip("\n")
         return [Element(kind="code", text=inner, page_number=page, index=0, span=span)]
     if kind == "heading":
         match = _HEADING.match(source.strip())

@@ -48,7 +48,7 @@ def parse_table(html: str) -> TableData:
                 header_flags.append(in_head or all_th)
     if isinstance(table, Tag):
         stray = [s.strip() for s in table.find_all(string=True)
-                 if s.strip() and s.find_parent(["td", "th"]) is None]
+                 if s.strip() and _outside_rows(s)]
         if stray:  # text the model put inside <table> but outside any cell: keep it
             rows.append([" ".join(stray)])
             header_flags.append(False)
@@ -93,3 +93,9 @@ def _cell_text(cell: Tag) -> str:
         br.replace_with("\n")
     lines = [_SPACES.sub(" ", line).strip() for line in cell.get_text().split("\n")]
     return "\n".join(line for line in lines if line)
+
+
+def _outside_rows(node: object) -> bool:
+    """True for text that is not inside a cell of a row (so the grid would miss it)."""
+    cell = node.find_parent(["td", "th"])  # type: ignore[attr-defined]
+    return cell is None or cell.find_parent("tr") is None
