@@ -35,19 +35,26 @@ def build_pdf(objects: list[bytes]) -> bytes:
     return out
 
 
+def text_page_pdf(text: bytes, *, kids: bytes = b"3 0 R", count: int = 1,
+                  page_extra: bytes = b"", extra_objects: tuple[bytes, ...] = ()) -> bytes:
+    """A Letter PDF whose page (object 3) shows ``text``; kids may repeat or add objects."""
+    content = b"BT /F1 24 Tf 72 700 Td (" + text + b") Tj ET"
+    return build_pdf([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [" + kids + b"] /Count %d >>" % count,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] " + page_extra +
+        b"/Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        *extra_objects,
+    ])
+
+
 @pytest.fixture
 def bad_page_pdf() -> bytes:
     """Three pages; page 2 is not a page object, so PDFium fails to load it."""
-    content = b"BT /F1 24 Tf 72 700 Td (Hello) Tj ET"
-    return build_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R 6 0 R 3 0 R] /Count 3 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"(not a page)",
-    ])
+    return text_page_pdf(b"Hello", kids=b"3 0 R 6 0 R 3 0 R", count=3,
+                         extra_objects=(b"(not a page)",))
 
 
 @pytest.fixture
@@ -65,12 +72,4 @@ def zero_page_pdf() -> bytes:
 @pytest.fixture
 def rotated_pdf() -> bytes:
     """One Letter page with /Rotate 90."""
-    content = b"BT /F1 24 Tf 72 700 Td (Sideways) Tj ET"
-    return build_pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Rotate 90 /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ])
+    return text_page_pdf(b"Sideways", page_extra=b"/Rotate 90 ")

@@ -6,7 +6,6 @@ one-channel image (a third of the pixels to compress).
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 from PIL import Image, ImageChops
@@ -79,8 +78,3 @@ def is_blank(histogram: list[int], total: int) -> bool:
     ink = sum(histogram[: max(0, background - _INK_DELTA + 1)])
     ink += sum(histogram[min(256, background + _INK_DELTA):])
     return ink < max(25, total * _INK_SHARE)
-
-
-def to_image(png: bytes) -> Image.Image:
-    """Decode a page sent earlier (used for figure crops)."""
-    return Image.open(io.BytesIO(png))
