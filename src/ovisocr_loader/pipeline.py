@@ -120,7 +120,7 @@ class Session:
                                     status_code=404, url=self.transport.base_url)
         return models[0]
 
-    async def ocr(self, page: EncodedPage, doc_key: str = "doc") -> PageResult:
+    async def ocr(self, page: EncodedPage, sha256: str = "doc") -> PageResult:
         client = await self.ready()
         async with self.limiter:
             outcome = await client.run(page.png)
@@ -128,7 +128,7 @@ class Session:
                               height=page.height, page_size_pt=page.page_size_pt)
         if self.settings.figures == "crop" and any(e.kind == "figure" for e in elements):
             await asyncio.to_thread(crop_figures, page.png, elements, self.settings.figures_dir,
-                                    f"{doc_key}_p{page.page_number}")
+                                    sha256, page.page_number)
         return PageResult(
             page_number=page.page_number, markdown=outcome.markdown, width=page.width,
             height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt,
@@ -208,7 +208,7 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
 
     async def page_task(run: _Run, page: EncodedPage) -> None:
         try:
-            result = await session.ocr(page, run.sha256[:12])
+            result = await session.ocr(page, run.sha256)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # a bug or an unreachable server: end the whole run

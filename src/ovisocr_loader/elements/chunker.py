@@ -52,8 +52,13 @@ def element_text(element: Element) -> str:
 
 def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
                    count_tokens: TokenCounter = approx_tokens,
-                   include_furniture: bool = False) -> list[Chunk]:
-    """Split a parsed document into chunks of at most ``max_tokens`` (tables aside)."""
+                   include_furniture: bool = False,
+                   page_breaks: bool = False) -> list[Chunk]:
+    """Split a parsed document into chunks of at most ``max_tokens`` (tables aside).
+
+    ``page_breaks=True`` ends a chunk at every page boundary (the heading path
+    carries on), so each chunk cites exactly one page.
+    """
     if max_tokens < 16:
         raise ValueError("max_tokens must be at least 16")
     chunks: list[Chunk] = []
@@ -68,6 +73,8 @@ def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
         current, used = [], 0
 
     for page in doc.pages:
+        if page_breaks:
+            flush()
         for element in page.elements:
             if element.kind == "page_furniture" and not include_furniture:
                 continue

@@ -19,9 +19,18 @@ from .model import Element
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+def crop_file_name(sha256: str, page_number: int, figure_number: int) -> str:
+    """The file name of a figure crop, from the input's content hash: stable, so
+    adapters can find a crop again from a page's metadata alone."""
+    return _UNSAFE.sub("_", f"{sha256[:12]}_p{page_number}_fig{figure_number}") + ".png"
+
+
 def crop_figures(page_png: bytes, elements: list[Element], directory: str | None,
-                 prefix: str) -> None:
-    """Attach PNG bytes to each figure element; also write files when ``directory`` is set."""
+                 sha256: str, page_number: int) -> None:
+    """Attach PNG bytes to each figure element; also write files when ``directory`` is set.
+
+    Figures are numbered 1, 2, … in reading order among the page's figure elements.
+    """
     with Image.open(io.BytesIO(page_png)) as page:
         page.load()
         for number, element in enumerate((e for e in elements if e.kind == "figure"), 1):
@@ -36,7 +45,6 @@ def crop_figures(page_png: bytes, elements: list[Element], directory: str | None
             if directory is not None:
                 folder = Path(directory)
                 folder.mkdir(parents=True, exist_ok=True)
-                name = _UNSAFE.sub("_", f"{prefix}_fig{number}") + ".png"
-                path = folder / name
+                path = folder / crop_file_name(sha256, page_number, number)
                 path.write_bytes(element.image_png)
                 element.image_path = os.fspath(path)

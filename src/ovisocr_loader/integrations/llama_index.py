@@ -1,0 +1,349 @@
+"""LlamaIndex adapters: ``OvisReader`` (a file reader) and ``OvisNodeParser``.
+
+Both are thin: the reader maps :class:`ParsedDocument` pages to ``Document``s, the
+node parser maps the core chunker's chunks to ``TextNode``s (and figure crops to
+``ImageNode``s). The reader stores settings only and keeps one cached
+:class:`OvisParser` outside its serialized state, so concurrent ``aload_data``
+calls (``SimpleDirectoryReader.aload_data`` gathers every file at once) share one
+in-flight limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from pathlib import Path, PurePath
+from typing import Any, Literal
+
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator
+from llama_index.core.node_parser import NodeParser
+from llama_index.core.readers.base import BasePydanticReader
+from llama_index.core.schema import (
+    BaseNode,
+    Document,
+    ImageNode,
+    NodeRelationship,
+    TextNode,
+)
+
+from ..document import ParsedDocument
+from ..elements import Chunk, Element, chunk_document
+from ..elements.crops import crop_file_name
+from ..parser import OvisParser
+from ..pipeline import DocumentJob
+from .common import (
+    PAGE_SEPARATOR,
+    bbox_text,
+    document_flags,
+    document_text,
+    element_content,
+    figure_caption,
+    page_flags,
+    rebuild_pages,
+    walk_elements,
+)
+
+log = logging.getLogger("ovisocr_loader")
+
+Split = Literal["page", "document", "element"]
+FileInput = str | os.PathLike[str] | bytes
+
+#: Kept in metadata for filtering and citing, but never embedded or shown to an LLM.
+TECHNICAL_KEYS = ["page_number", "total_pages", "ocr_model", "blank", "loop_trimmed",
+                  "truncated", "ocr_error", "source_sha256", "figures_dir", "table_html",
+                  "bbox", "image_path", "page_numbers", "category", "element_index"]
+
+
+class OvisReader(BasePydanticReader):
+    """Read scanned PDFs and page images with OvisOCR2 served by vLLM.
+
+    Example::
+
+        from llama_index.core import SimpleDirectoryReader
+        from ovisocr_loader.llama_index import OvisReader
+
+        reader = OvisReader(base_url="http://gpu-box:8000/v1")
+        docs = SimpleDirectoryReader(
+            "scans/", file_extractor={".pdf": reader, ".png": reader, ".tif": reader}
+        ).load_data()
+
+    ``split="page"`` (default) gives one ``Document`` per page, ``"document"`` one
+    per file (pages joined with a form feed) and ``"element"`` one per element.
+    Ids are content hash + page (+ element), so re-ingesting a file dedupes.
+    """
+
+    is_remote: bool = True
+    base_url: str | None = Field(default=None, description="vLLM endpoint, e.g. "
+                                 "http://host:8000/v1; default OVISOCR_BASE_URL")
+    api_key: str | None = Field(default=None, exclude=True, repr=False,
+                                description="default OVISOCR_API_KEY; never serialized")
+    model: str | None = Field(default=None, description="default: the first served model")
+    dpi: float = Field(default=150, gt=0)
+    concurrency: int = Field(default=32, ge=1, description="requests in flight, all files")
+    first_token_timeout: float = Field(default=120.0, gt=0)
+    page_timeout: float = Field(default=900.0, gt=0)
+    connect_timeout: float = Field(default=5.0, gt=0)
+    errors: Literal["record", "raise"] = "record"
+    figures: Literal["keep", "crop"] = "keep"
+    figures_dir: str | None = Field(default=None, description="where figure crops are "
+                                    "written; required with figures='crop'")
+    split: Split = "page"
+
+    _parser: OvisParser | None = PrivateAttr(default=None)
+    _parser_key: tuple[Any, ...] = PrivateAttr(default=())
+
+    @field_validator("figures_dir", mode="before")
+    @classmethod
+    def _absolute(cls, value: Any) -> Any:
+        """Crops are found again later from metadata, maybe from another directory."""
+        return os.path.abspath(value) if isinstance(value, (str, os.PathLike)) else value
+
+    def model_post_init(self, context: Any) -> None:
+        if self.figures == "crop" and self.figures_dir is None:
+            raise ValueError("figures='crop' needs figures_dir: Documents refer to crops by "
+                             "path, they do not carry image bytes")
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OvisReader"
+
+    def parser(self) -> OvisParser:
+        """The reader's one parser (built on first use, rebuilt if settings change)."""
+        key = tuple(getattr(self, name) for name in type(self).model_fields)
+        if self._parser is None or key != self._parser_key:
+            self._parser = OvisParser(
+                base_url=self.base_url, api_key=self.api_key, model=self.model, dpi=self.dpi,
+                concurrency=self.concurrency, first_token_timeout=self.first_token_timeout,
+                page_timeout=self.page_timeout, connect_timeout=self.connect_timeout,
+                errors=self.errors, figures=self.figures, figures_dir=self.figures_dir)
+            self._parser_key = key
+        return self._parser
+
+    def lazy_load_data(self, file: FileInput | Sequence[FileInput],
+                       extra_info: dict[str, Any] | None = None, fs: Any = None,
+                       ) -> Iterator[Document]:
+        """Documents of one file (or several, through one limit, file by file as they finish)."""
+        for parsed in self.parser().parse_many(_jobs(file, fs)):
+            yield from self._documents(parsed, extra_info)
+
+    async def aload_data(self, file: FileInput | Sequence[FileInput],
+                         extra_info: dict[str, Any] | None = None, fs: Any = None,
+                         ) -> list[Document]:
+        """Native async: concurrent calls on one event loop share the reader's limit."""
+        return [doc async for doc in self._alazy(file, extra_info, fs)]
+
+    async def alazy_load_data(self, file: FileInput | Sequence[FileInput],
+                              extra_info: dict[str, Any] | None = None, fs: Any = None,
+                              ) -> list[Document]:
+        return await self.aload_data(file, extra_info, fs)
+
+    async def _alazy(self, file: FileInput | Sequence[FileInput],
+                     extra_info: dict[str, Any] | None, fs: Any) -> AsyncIterator[Document]:
+        jobs = await asyncio.to_thread(lambda: list(_jobs(file, fs)))
+        async for parsed in self.parser().aparse_many(jobs):
+            for doc in self._documents(parsed, extra_info):
+                yield doc
+
+    def _documents(self, parsed: ParsedDocument, extra_info: dict[str, Any] | None
+                   ) -> list[Document]:
+        base = {**(extra_info or {}), "total_pages": parsed.total_pages,
+                "ocr_model": parsed.model, "source_sha256": parsed.sha256}
+        if self.figures_dir is not None:
+            base["figures_dir"] = self.figures_dir
+        key = parsed.sha256 or parsed.source
+        if parsed.error is not None or self.split == "document":
+            return [_document(document_text(parsed), key,
+                              {**base, **document_flags(parsed)})]
+        if self.split == "page":
+            return [_document(page.markdown, f"{key}_p{page.page_number}",
+                              {**base, **_page_keys(page.page_number), **page_flags(page)})
+                    for page in parsed.pages]
+        return self._element_documents(parsed, key, base)
+
+    def _element_documents(self, parsed: ParsedDocument, key: str, base: dict[str, Any]
+                           ) -> list[Document]:
+        docs = [_document("", f"{key}_p{page.page_number}",
+                          {**base, **_page_keys(page.page_number), **page_flags(page)})
+                for page in parsed.pages if not page.ok or page.blank]
+        pages = {page.page_number: page for page in parsed.pages}
+        for element, path in walk_elements(parsed):
+            meta = {**base, **_page_keys(element.page_number),
+                    **page_flags(pages[element.page_number]),
+                    "category": element.kind, "element_index": element.index,
+                    "header_path": _header_path(path), "bbox": bbox_text(element.bbox)}
+            text = element_content(element)
+            if element.table is not None:
+                meta["table_html"] = element.table.html
+            if element.kind == "figure":
+                text = figure_caption(pages[element.page_number].elements, element)
+                meta["image_path"] = element.image_path
+            docs.append(_document(text, f"{key}_p{element.page_number}_e{element.index}",
+                                  meta))
+        return docs
+
+
+class OvisNodeParser(NodeParser):
+    """Chunk OvisReader documents with the structure-aware core chunker.
+
+    Tables are embedded as plain text (``header: value`` rows) with the original
+    HTML kept in ``table_html`` metadata, excluded from embedding; a heading starts
+    a chunk and sets ``header_path``; running headers, footers and page numbers are
+    left out. Pages of one file are chunked together (headings carry over), but a
+    chunk never crosses a page of a ``split="page"`` reader, so ``page_label``
+    cites exactly. With ``figures="crop"`` on the reader, figures become
+    ``ImageNode``s pointing at their crop files.
+
+    Works on any Document whose text is OvisOCR2 Markdown; other metadata passes
+    through to the nodes.
+    """
+
+    chunk_size: int = Field(default=512, ge=16, description="approximate tokens per chunk "
+                            "(4 characters a token); a table is split only when larger")
+    header_path_separator: str = "/"
+    include_furniture: bool = False
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "OvisNodeParser"
+
+    def _parse_nodes(self, nodes: Sequence[BaseNode], show_progress: bool = False,
+                     **kwargs: Any) -> list[BaseNode]:
+        out: list[BaseNode] = []
+        for group in _consecutive_groups(nodes):
+            out.extend(self._group_nodes(group))
+        return out
+
+    def _group_nodes(self, group: list[BaseNode]) -> list[BaseNode]:
+        owners: dict[int, BaseNode] = {}
+        texts: list[tuple[int, str]] = []
+        per_page = all("page_number" in n.metadata for n in group)
+        for node in group:
+            if per_page:
+                number = int(node.metadata["page_number"])
+                owners[number] = node
+                texts.append((number, node.get_content()))
+            else:
+                for number, text in enumerate(node.get_content().split(PAGE_SEPARATOR),
+                                              len(texts) + 1):
+                    owners[number] = node
+                    texts.append((number, text))
+        pages = rebuild_pages(texts)
+        page_elements = {page.page_number: page.elements for page in pages}
+        chunks = chunk_document(ParsedDocument(source="", pages=pages), self.chunk_size,
+                                include_furniture=self.include_furniture,
+                                page_breaks=per_page)
+        built: list[BaseNode] = []
+        for chunk in chunks:
+            owner = owners[chunk.pages[0]] if chunk.pages else group[0]
+            built.extend(self._chunk_nodes(chunk, owner, page_elements, len(built)))
+        if self.include_prev_next_rel:
+            for before, after in itertools.pairwise(built):
+                before.relationships[NodeRelationship.NEXT] = after.as_related_node_info()
+                after.relationships[NodeRelationship.PREVIOUS] = before.as_related_node_info()
+        return built
+
+    def _chunk_nodes(self, chunk: Chunk, owner: BaseNode,
+                     page_elements: dict[int, list[Element]], start: int) -> list[BaseNode]:
+        pages = chunk.pages or [int(owner.metadata.get("page_number", 1))]
+        meta: dict[str, Any] = {**_page_keys(pages[0]),
+                                "page_numbers": ",".join(map(str, pages)),
+                                "header_path": _header_path(chunk.heading_path,
+                                                            self.header_path_separator)}
+        tables = [e.table.html for e in chunk.elements if e.table is not None]
+        if tables:
+            meta["table_html"] = "\n".join(tables)
+        nodes: list[BaseNode] = []
+        if chunk.text.strip():
+            nodes.append(self._node(TextNode, chunk.text, meta, owner, start))
+        for element in chunk.elements:
+            if element.kind != "figure":
+                continue
+            on_page = page_elements[element.page_number]
+            path = _crop_path(owner, element, on_page)
+            if path is None:
+                continue
+            nodes.append(self._node(ImageNode, figure_caption(on_page, element), {
+                **meta, **_page_keys(element.page_number), "category": "figure",
+                "bbox": bbox_text(element.bbox), "image_path": path},
+                owner, start + len(nodes), image_path=path))
+        return nodes
+
+    def _node(self, cls: type[TextNode], text: str, meta: dict[str, Any], owner: BaseNode,
+              index: int, **extra: Any) -> TextNode:
+        excluded = sorted(set(owner.excluded_embed_metadata_keys) | set(TECHNICAL_KEYS))
+        excluded_llm = sorted(set(owner.excluded_llm_metadata_keys) | set(TECHNICAL_KEYS))
+        node = cls(id_=self.id_func(index, owner), text=text,
+                   metadata={**owner.metadata, **meta} if self.include_metadata else meta,
+                   excluded_embed_metadata_keys=excluded,
+                   excluded_llm_metadata_keys=excluded_llm,
+                   metadata_separator=owner.metadata_separator,
+                   metadata_template=owner.metadata_template,
+                   **extra)
+        node.relationships[NodeRelationship.SOURCE] = owner.as_related_node_info()
+        return node
+
+
+def _document(text: str, doc_id: str, metadata: dict[str, Any]) -> Document:
+    keys = [k for k in TECHNICAL_KEYS if k in metadata]
+    return Document(id_=doc_id, text=text, metadata=metadata,
+                    excluded_embed_metadata_keys=list(keys),
+                    excluded_llm_metadata_keys=list(keys))
+
+
+def _page_keys(page_number: int) -> dict[str, Any]:
+    return {"page_label": str(page_number), "page_number": page_number}
+
+
+def _header_path(path: list[str], separator: str = "/") -> str:
+    return separator + separator.join(path) + separator if path else separator
+
+
+def _crop_path(owner: BaseNode, figure: Element, on_page: list[Element]) -> str | None:
+    """The crop file the reader wrote for ``figure``, found again by its stable name."""
+    directory, sha = owner.metadata.get("figures_dir"), owner.metadata.get("source_sha256")
+    if not directory or not sha:
+        return None
+    number = 1 + sum(1 for e in on_page if e.kind == "figure" and e.index < figure.index)
+    path = Path(directory) / crop_file_name(sha, figure.page_number, number)
+    return str(path) if path.is_file() else None
+
+
+def _consecutive_groups(nodes: Sequence[BaseNode]) -> Iterator[list[BaseNode]]:
+    """Runs of page nodes from one source file (by content hash), in input order.
+
+    Element documents (``split="element"``) are already chunk-sized: each stands alone.
+    """
+    group: list[BaseNode] = []
+    for node in nodes:
+        sha = node.metadata.get("source_sha256")
+        alone = sha is None or "element_index" in node.metadata
+        if group and (alone or "element_index" in group[-1].metadata
+                      or sha != group[-1].metadata.get("source_sha256")):
+            yield group
+            group = []
+        group.append(node)
+    if group:
+        yield group
+
+
+def _jobs(file: FileInput | Sequence[FileInput], fs: Any) -> Iterable[DocumentJob]:
+    files: list[FileInput] = list(file) if isinstance(file, (list, tuple)) else [file]  # type: ignore[list-item]
+    for item in files:
+        if fs is not None and not isinstance(item, bytes) and not _local(fs):
+            with fs.open(str(item), "rb") as handle:
+                yield DocumentJob(handle.read(), name=str(item))
+        elif isinstance(item, PurePath):
+            yield DocumentJob(str(item))
+        else:
+            yield DocumentJob(item)
+
+
+def _local(fs: Any) -> bool:
+    protocol = getattr(fs, "protocol", "file")
+    return "file" in (protocol if isinstance(protocol, (tuple, list)) else (protocol,))
+
+
+__all__ = ["OvisNodeParser", "OvisReader"]

@@ -1,0 +1,181 @@
+"""OvisReader through SimpleDirectoryReader, on the simulator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+from pathlib import Path
+
+import fsspec
+import pytest
+from llama_index.core import SimpleDirectoryReader
+from llama_index.core.schema import MetadataMode
+
+from ovisocr_loader import SourceError
+from ovisocr_loader.llama_index import OvisReader
+from ovisocr_loader.testing import (
+    HttpError,
+    LatencyModel,
+    PageScript,
+    Simulator,
+    marked_pdf,
+    synthetic_markdown,
+)
+
+from .conftest import FAX, MEMO, REPORT, Scans
+
+EXTENSIONS = (".pdf", ".png", ".tif")
+
+
+def extractor(reader: OvisReader) -> dict[str, OvisReader]:
+    return dict.fromkeys(EXTENSIONS, reader)
+
+
+def by_file(docs, name):
+    return [d for d in docs if d.metadata["file_name"] == name]
+
+
+def test_one_document_per_page_with_page_metadata(ovis_simulator: Simulator, scans: Scans):
+    reader = OvisReader(base_url=ovis_simulator.base_url)
+    docs = SimpleDirectoryReader(str(scans.root), file_extractor=extractor(reader)).load_data()
+    report = by_file(docs, "report.pdf")
+    assert [d.text for d in report] == [*REPORT, ""]
+    assert [d.metadata["page_label"] for d in report] == ["1", "2", "3", "4"]
+    assert [d.metadata["page_number"] for d in report] == [1, 2, 3, 4]
+    assert {d.metadata["total_pages"] for d in report} == {4}
+    assert [d.metadata["blank"] for d in report] == [False, False, False, True]
+    first = report[0].metadata
+    assert first["file_path"] == str(scans.report)        # SimpleDirectoryReader's extra_info
+    assert first["ocr_model"] == ovis_simulator.model
+    assert first["loop_trimmed"] is False and first["ocr_error"] is None
+    assert [d.text for d in by_file(docs, "fax.tif")] == FAX
+    assert [d.text for d in by_file(docs, "memo.png")] == [MEMO]
+    # technical keys stay out of what is embedded and what an LLM sees; the page label stays
+    embedded = report[1].get_content(metadata_mode=MetadataMode.EMBED)
+    llm = report[1].get_content(metadata_mode=MetadataMode.LLM)
+    for text in (embedded, llm):
+        assert "page_label: 2" in text
+        assert "ocr_model" not in text and "source_sha256" not in text and "blank" not in text
+
+
+def test_ids_are_content_hash_and_page_so_reingestion_dedupes(ovis_simulator: Simulator,
+                                                               scans: Scans, tmp_path: Path):
+    reader = OvisReader(base_url=ovis_simulator.base_url)
+    first = [d.id_ for d in reader.load_data(scans.report)]
+    copy = tmp_path / "renamed.pdf"
+    copy.write_bytes(scans.report.read_bytes())
+    again = [d.id_ for d in reader.load_data(copy)]
+    assert first == again
+    assert len(set(first)) == 4 and first[0].endswith("_p1")
+
+
+def test_iter_data_and_aload_data_give_the_same_documents(ovis_simulator: Simulator,
+                                                          scans: Scans):
+    reader = OvisReader(base_url=ovis_simulator.base_url)
+    directory = SimpleDirectoryReader(str(scans.root), file_extractor=extractor(reader))
+    iterated = [d for batch in directory.iter_data() for d in batch]
+    gathered = asyncio.run(directory.aload_data())
+    assert sorted((d.id_, d.text) for d in iterated) == sorted((d.id_, d.text) for d in gathered)
+    assert len(gathered) == 4 + 2 + 1
+
+
+def test_aload_data_shares_one_limit_across_one_page_files(tmp_path: Path):
+    # 24 one-page faxes gathered at once must keep about `concurrency` requests in flight
+    with Simulator(latency=LatencyModel(speed=3.0)) as sim:
+        for n in range(24):
+            pdf, (pid,) = marked_pdf(1)
+            sim.register(pid, synthetic_markdown(str(n).encode()))
+            (tmp_path / f"fax{n:02}.pdf").write_bytes(pdf)
+        reader = OvisReader(base_url=sim.base_url, concurrency=6)
+        directory = SimpleDirectoryReader(str(tmp_path), file_extractor={".pdf": reader})
+        docs = asyncio.run(directory.aload_data())
+        starts = [r.in_flight_at_start for r in sim.completions()]
+        assert sim.max_in_flight == 6
+        assert sorted(starts[6:18])[6] >= 5          # the middle of the run stays saturated
+        assert sum(r.path == "/v1/models" for r in sim.requests) == 1
+    assert len(docs) == 24 and all(d.text for d in docs)
+
+
+def test_reader_pickles_and_serializes_without_a_live_client(ovis_simulator: Simulator,
+                                                             scans: Scans):
+    reader = OvisReader(base_url=ovis_simulator.base_url, api_key="secret", concurrency=4)
+    reader.load_data(scans.memo)                       # the cached parser now exists
+    clone = pickle.loads(pickle.dumps(reader))
+    assert [d.text for d in clone.load_data(scans.memo)] == [MEMO]
+    data = json.loads(reader.to_json())
+    assert data["class_name"] == "OvisReader" and data["concurrency"] == 4
+    assert "secret" not in reader.to_json() and "secret" not in repr(reader)
+    assert OvisReader.from_dict(data).base_url == ovis_simulator.base_url
+
+
+def test_num_workers_processes(ovis_simulator: Simulator, scans: Scans):
+    reader = OvisReader(base_url=ovis_simulator.base_url)
+    docs = SimpleDirectoryReader(str(scans.root), file_extractor=extractor(reader)
+                                 ).load_data(num_workers=2)
+    assert sorted(d.text for d in docs) == sorted([*REPORT, "", *FAX, MEMO])
+
+
+def test_split_document_joins_pages_with_a_form_feed(ovis_simulator: Simulator, scans: Scans):
+    reader = OvisReader(base_url=ovis_simulator.base_url, split="document")
+    (doc,) = reader.load_data(scans.report, extra_info={"file_name": "report.pdf"})
+    assert doc.text == "\f".join([*REPORT, ""])
+    assert doc.metadata["total_pages"] == 4 and doc.metadata["file_name"] == "report.pdf"
+    assert doc.id_ == doc.metadata["source_sha256"]
+
+
+def test_split_element(ovis_simulator: Simulator, scans: Scans):
+    reader = OvisReader(base_url=ovis_simulator.base_url, split="element")
+    docs = reader.load_data(scans.report)
+    kinds = [(d.metadata["page_number"], d.metadata["category"]) for d in docs
+              if "category" in d.metadata]
+    assert kinds == [(1, "heading"), (1, "paragraph"), (1, "heading"), (2, "paragraph"),
+                     (2, "table"), (2, "figure"), (2, "caption"), (3, "heading"),
+                     (3, "paragraph")]
+    table = next(d for d in docs if d.metadata.get("category") == "table")
+    assert table.text == "Vessel: Aurora; Tonnage: 1200\nVessel: Borealis; Tonnage: 950"
+    assert table.metadata["table_html"].startswith("<table>")
+    assert table.metadata["header_path"] == "/Harbour report/Fleet/"
+    assert "table_html" not in table.get_content(metadata_mode=MetadataMode.EMBED)
+    figure = next(d for d in docs if d.metadata.get("category") == "figure")
+    assert figure.text == "Figure 1: Map of the basin."
+    assert figure.metadata["bbox"] == "100,600,500,900"
+    blank = [d for d in docs if d.metadata.get("blank")]
+    assert [d.metadata["page_number"] for d in blank] == [4]     # no page goes missing
+    assert len({d.id_ for d in docs}) == len(docs)
+
+
+def test_a_failed_page_is_a_document_with_ocr_error(ovis_simulator: Simulator, tmp_path: Path):
+    pdf, ids = marked_pdf(2)
+    ovis_simulator.register(ids[0], "Page one.")
+    ovis_simulator.register(ids[1], PageScript("x", faults={1: HttpError(400)}))
+    path = tmp_path / "two.pdf"
+    path.write_bytes(pdf)
+    docs = OvisReader(base_url=ovis_simulator.base_url).load_data(path)
+    assert [d.text for d in docs] == ["Page one.", ""]
+    assert docs[1].metadata["ocr_error"].startswith("ServerStatusError")
+    assert docs[0].metadata["ocr_error"] is None
+
+
+def test_unreadable_files_are_recorded_or_raised(ovis_simulator: Simulator, tmp_path: Path):
+    bad = tmp_path / "broken.pdf"
+    bad.write_bytes(b"%PDF-1.7\nthis is not a pdf")
+    (doc,) = OvisReader(base_url=ovis_simulator.base_url).load_data(bad)
+    assert doc.text == ""
+    assert doc.metadata["ocr_error"].startswith("CorruptFileError")
+    with pytest.raises(SourceError, match="broken.pdf"):
+        OvisReader(base_url=ovis_simulator.base_url, errors="raise").load_data(bad)
+
+
+def test_fsspec_filesystems(ovis_simulator: Simulator, scans: Scans):
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/bucket/memo.png", scans.memo.read_bytes())
+    reader = OvisReader(base_url=ovis_simulator.base_url)
+    docs = SimpleDirectoryReader(input_files=["/bucket/memo.png"], fs=fs,
+                                 file_extractor=extractor(reader)).load_data()
+    assert [d.text for d in docs] == [MEMO]
+
+
+def test_figure_crops_need_a_directory():
+    with pytest.raises(ValueError, match="figures_dir"):
+        OvisReader(figures="crop")
