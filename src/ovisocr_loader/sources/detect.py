@@ -6,8 +6,10 @@ that is not a PDF gets a clear :class:`UnsupportedFormatError`.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal
@@ -128,12 +130,20 @@ def _stream_name(stream: object) -> str:
     return str(name) if isinstance(name, (str, os.PathLike)) else "<stream>"
 
 
-def expand_paths(paths: list[str | os.PathLike[str]]) -> list[Path]:
-    """Expand directories (recursively, sorted) to the supported files they hold."""
+def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """Expand directories (recursively, sorted) and glob patterns to the files they hold.
+
+    A pattern that matches nothing is kept as it is, so that reading it fails with
+    an error naming it rather than the input silently vanishing.
+    """
     out: list[Path] = []
     for item in paths:
         path = Path(item)
-        if path.is_dir():
+        if not path.exists() and any(c in str(item) for c in "*?["):
+            matches = sorted(Path(m) for m in glob.glob(str(item), recursive=True))
+            out.extend(expand_paths([m for m in matches if m.is_dir()
+                                     or m.suffix.lower() in SUPPORTED_SUFFIXES]) or [path])
+        elif path.is_dir():
             out.extend(
                 sorted(p for p in path.rglob("*")
                        if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)

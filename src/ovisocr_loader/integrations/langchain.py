@@ -1,0 +1,196 @@
+"""LangChain adapters: ``OvisLoader`` (a document loader) and ``OvisBlobParser``.
+
+Both map :class:`ParsedDocument` to LangChain ``Document``s with the keys
+LangChain users already know: ``source``, ``page`` (0-based) and ``page_label``
+as PyPDFLoader sets them, and ``category`` / ``text_as_html`` as the
+unstructured loaders do. The loader composes a blob parser, as PyPDFLoader does.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator, Sequence
+from typing import Any, Literal
+
+from langchain_core.document_loaders import BaseBlobParser, BaseLoader
+from langchain_core.document_loaders.blob_loaders import Blob
+from langchain_core.documents import Document
+
+from ..document import PageResult, ParsedDocument
+from ..elements import Element, chunk_document
+from ..parser import OvisParser
+from ..pipeline import DocumentJob
+from ..sources import expand_paths
+from .common import (
+    bbox_text,
+    document_flags,
+    element_content,
+    figure_caption,
+    page_flags,
+    walk_elements,
+)
+
+Mode = Literal["page", "single", "elements"]
+PathInput = str | os.PathLike[str]
+
+#: Element kinds in unstructured's category names, so existing filters keep working.
+CATEGORIES = {"heading": "Title", "paragraph": "NarrativeText", "list": "ListItem",
+              "table": "Table", "formula": "Formula", "figure": "Image",
+              "caption": "FigureCaption", "code": "CodeSnippet"}
+HEADING_SEPARATOR = " > "
+
+
+class OvisBlobParser(BaseBlobParser):
+    """Parse a blob (a path or in-memory bytes) holding a scanned PDF or page image.
+
+    Example::
+
+        from langchain_core.document_loaders import Blob
+        from ovisocr_loader.langchain import OvisBlobParser
+
+        parser = OvisBlobParser(base_url="http://gpu-box:8000/v1")
+        docs = parser.parse(Blob.from_path("scan.pdf"))
+
+    Parser settings are keyword arguments of :class:`~ovisocr_loader.OvisParser`
+    (``base_url``, ``concurrency``, ``errors``, ``figures``, timeouts, …).
+    """
+
+    def __init__(self, *, mode: Mode = "page", pages_delimiter: str = "\n\f",
+                 chunk_size: int | None = None, **parser_options: Any) -> None:
+        if mode not in ("page", "single", "elements"):
+            raise ValueError('mode must be "page", "single" or "elements"')
+        self.mode = mode
+        self.pages_delimiter = pages_delimiter
+        self.chunk_size = chunk_size
+        self.parser = OvisParser(**parser_options)
+
+    def lazy_parse(self, blob: Blob) -> Iterator[Document]:
+        """Documents of one blob; a page that failed carries ``ocr_error`` in its metadata."""
+        for parsed in self.parser.parse_many([blob_job(blob)]):
+            yield from self.to_documents(parsed)
+
+    def to_documents(self, parsed: ParsedDocument) -> list[Document]:
+        """LangChain Documents for one parsed input, in the parser's mode."""
+        base = {"source": parsed.source, "total_pages": parsed.total_pages,
+                "ocr_model": parsed.model}
+        key = parsed.sha256 or parsed.source   # ids from content: re-ingestion dedupes
+        if parsed.error is not None or self.mode == "single":
+            text = self.pages_delimiter.join(p.markdown for p in parsed.pages)
+            return [Document(id=key, page_content=text,
+                             metadata={**base, **document_flags(parsed)})]
+        if self.mode == "page":
+            return [Document(id=f"{key}_p{page.page_number}", page_content=page.markdown,
+                             metadata={**base, **_page_keys(page), **page_flags(page)})
+                    for page in parsed.pages]
+        # blank and failed pages have no elements: each stays on record as an empty Document
+        empty = [Document(id=f"{key}_p{page.page_number}", page_content="",
+                          metadata={**base, **_page_keys(page), **page_flags(page)})
+                 for page in parsed.pages if not page.ok or page.blank]
+        if self.chunk_size is not None:
+            return empty + self._chunk_documents(parsed, key, base)
+        return empty + self._element_documents(parsed, key, base)
+
+    def _element_documents(self, parsed: ParsedDocument, key: str, base: dict[str, Any]
+                           ) -> list[Document]:
+        pages = {page.page_number: page for page in parsed.pages}
+        docs = []
+        for element, path in walk_elements(parsed):
+            page = pages[element.page_number]
+            meta = {**base, **_page_keys(page), **page_flags(page),
+                    "category": _category(element, page), "element_index": element.index,
+                    "heading_path": HEADING_SEPARATOR.join(path),
+                    "bbox": bbox_text(element.bbox)}
+            text = element_content(element)
+            if element.table is not None:
+                meta["text_as_html"] = element.table.html
+            if element.kind == "figure":
+                text = figure_caption(page.elements, element)
+                meta["image_path"] = element.image_path
+            if element.kind == "formula":
+                meta["latex"] = element.latex
+            docs.append(Document(id=f"{key}_p{element.page_number}_e{element.index}",
+                                 page_content=text, metadata=meta))
+        return docs
+
+    def _chunk_documents(self, parsed: ParsedDocument, key: str, base: dict[str, Any]
+                         ) -> list[Document]:
+        docs = []
+        for chunk in chunk_document(parsed, self.chunk_size or 512):
+            first = next(p for p in parsed.pages if p.page_number == chunk.pages[0])
+            meta = {**base, **_page_keys(first), "category": "CompositeElement",
+                    "page_numbers": ",".join(map(str, chunk.pages)),
+                    "heading_path": HEADING_SEPARATOR.join(chunk.heading_path)}
+            tables = [e.table.html for e in chunk.elements if e.table is not None]
+            if tables:
+                meta["text_as_html"] = "\n".join(tables)
+            docs.append(Document(id=f"{key}_c{chunk.index}", page_content=chunk.text,
+                                 metadata=meta))
+        return docs
+
+
+class OvisLoader(BaseLoader):
+    """Load scanned PDFs and page images with OvisOCR2 served by vLLM.
+
+    Example::
+
+        from ovisocr_loader.langchain import OvisLoader
+
+        loader = OvisLoader("scans/", base_url="http://gpu-box:8000/v1")
+        for doc in loader.lazy_load():
+            print(doc.metadata["source"], doc.metadata["page"], doc.page_content[:60])
+
+    ``file_path`` is a path, a directory (searched recursively for PDFs and
+    images), a glob pattern, or a list of them. Pages of all files share one
+    in-flight limit (``concurrency``). Documents are yielded file by file in the
+    order the files finish, each file's pages in page order; sort by
+    ``(source, page)`` for a stable order.
+
+    ``mode="page"`` (default) yields one Document per page, ``"single"`` one per
+    file (pages joined with ``pages_delimiter``), ``"elements"`` one per element
+    (or, with ``chunk_size``, one per structure-aware chunk).
+    """
+
+    def __init__(self, file_path: PathInput | Sequence[PathInput], *, mode: Mode = "page",
+                 pages_delimiter: str = "\n\f", chunk_size: int | None = None,
+                 password: str | None = None, **parser_options: Any) -> None:
+        paths = [file_path] if isinstance(file_path, (str, os.PathLike)) else list(file_path)
+        self.file_paths = expand_paths(paths)
+        if not self.file_paths:
+            raise FileNotFoundError(f"no PDF or image files in {paths}")
+        self.password = password
+        self.blob_parser = OvisBlobParser(mode=mode, pages_delimiter=pages_delimiter,
+                                          chunk_size=chunk_size, **parser_options)
+
+    def _jobs(self) -> list[DocumentJob]:
+        return [DocumentJob(str(path), self.password) for path in self.file_paths]
+
+    def lazy_load(self) -> Iterator[Document]:
+        for parsed in self.blob_parser.parser.parse_many(self._jobs()):
+            yield from self.blob_parser.to_documents(parsed)
+
+    async def alazy_load(self) -> AsyncIterator[Document]:
+        """Native async: runs on the caller's event loop, never starts another."""
+        async for parsed in self.blob_parser.parser.aparse_many(self._jobs()):
+            for doc in self.blob_parser.to_documents(parsed):
+                yield doc
+
+
+def blob_job(blob: Blob) -> DocumentJob:
+    """A blob backed by a file is read from its path; an in-memory one from its bytes."""
+    if blob.data is None and blob.path is not None:
+        return DocumentJob(str(blob.path), name=blob.source)
+    return DocumentJob(blob.as_bytes(), name=blob.source or "<blob>")
+
+
+def _page_keys(page: PageResult) -> dict[str, Any]:
+    return {"page": page.page_number - 1, "page_label": str(page.page_number)}
+
+
+def _category(element: Element, page: PageResult) -> str:
+    if element.kind != "page_furniture":
+        return CATEGORIES[element.kind]
+    position = next(i for i, e in enumerate(page.elements) if e is element)
+    return "Header" if position < len(page.elements) / 2 else "Footer"
+
+
+__all__ = ["OvisBlobParser", "OvisLoader"]

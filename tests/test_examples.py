@@ -1,0 +1,28 @@
+"""Every example in examples/ runs against the simulator and prints what it promises."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXPECTED = {
+    "parse_with_simulator.py": "page 2: blank=True",
+    "llama_index_quickstart.py": "/Inspection report/ 'Item: Bollards; State: worn'",
+    "langchain_quickstart.py": "['Title', 'NarrativeText', 'Table']",
+}
+
+
+def test_every_example_is_listed():
+    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs(name: str):
+    result = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert EXPECTED[name] in result.stdout
