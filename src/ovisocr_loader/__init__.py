@@ -4,7 +4,7 @@ Public names only; see docs/ for the guide. Framework adapters live in
 ``ovisocr_loader.llama_index`` and ``ovisocr_loader.langchain`` (optional extras).
 """
 
-from .config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
+from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import Attempt, PageErrorInfo, PageResult, ParsedDocument
 from .elements import Chunk, Element, TableData, chunk_document
 from .errors import (
@@ -39,6 +39,7 @@ __all__ = [
     "EmptyDocumentError",
     "FirstTokenTimeout",
     "GuardPolicy",
+    "HealthPolicy",
     "OvisLoaderError",
     "OvisParser",
     "PageError",

@@ -100,3 +100,20 @@ class GuardPolicy:
     check_every_chars: int = 64
     #: also send vLLM's server-side ``repetition_detection`` (vLLM >= 0.22).
     server_repetition_detection: bool = False
+
+
+@dataclass(frozen=True)
+class HealthPolicy:
+    """Several endpoints: when one is taken out, and when it is tried again.
+
+    Out after ``max_failures`` failed requests in a row (connection errors,
+    timeouts, 5xx) or a failed probe; probed again after ``cooldown`` seconds,
+    doubling up to ``max_cooldown``. A request finding every endpoint out waits
+    up to ``wait_for_any`` seconds. Never applied to a single endpoint.
+    """
+
+    max_failures: int = 3
+    cooldown: float = 5.0
+    max_cooldown: float = 60.0
+    wait_for_any: float = 120.0
+    poll_interval: float = 0.25

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .elements.model import Element
 
 SCHEMA_NAME = "ovisocr_loader.ParsedDocument"
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"  # 1.1: Attempt.endpoint
 
 FinishReason = Literal["stop", "length", "aborted", "repetition", "error"]
 AttemptPurpose = Literal["first", "loop_retry", "long_retry"]
@@ -40,6 +40,7 @@ class Attempt(BaseModel):
     aborted: bool = False
     degenerate: str | None = None
     error: str | None = None
+    endpoint: str | None = None
 
 
 class PageErrorInfo(BaseModel):

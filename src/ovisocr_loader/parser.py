@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
 
 from ._sync import iterate_sync, run_sync
-from .config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
+from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import ParsedDocument
 from .pipeline import (
     DocumentJob,
@@ -29,6 +29,17 @@ from .pipeline import (
 from .sources import Source
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
+
+
+def resolve_base_urls(base_url: str | Sequence[str] | None) -> tuple[str, ...]:
+    """One URL, several, or ``OVISOCR_BASE_URL`` (comma-separated for several)."""
+    if base_url is None:
+        base_url = os.environ.get("OVISOCR_BASE_URL") or DEFAULT_BASE_URL
+    urls = [base_url] if isinstance(base_url, str) else list(base_url)
+    urls = [u.strip() for item in urls for u in item.split(",") if u.strip()]
+    if not urls:
+        raise ValueError("base_url is empty")
+    return tuple(dict.fromkeys(urls))
 
 
 class OvisParser:
@@ -47,6 +58,11 @@ class OvisParser:
     elbow of one RTX 5090) bounds requests in flight across every page of every
     document parsed by this parser on one event loop.
 
+    ``base_url`` may be a list of endpoints (one model on several GPUs): each
+    request goes to the healthy endpoint with the fewest requests outstanding,
+    and an endpoint that stops answering is taken out and probed again later.
+    ``concurrency`` is then the total over all endpoints (e.g. 64 for two GPUs).
+
     ``figures="crop"`` attaches a PNG crop of every figure to its element
     (``image_png``) and, with ``figures_dir``, writes it there (``image_path``);
     crops are cut while the page image is in flight, so no page image is kept.
@@ -54,7 +70,7 @@ class OvisParser:
 
     def __init__(
         self,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key: str | None = None,
         model: str | None = None,
         dpi: float = 150,
@@ -69,13 +85,14 @@ class OvisParser:
         figures: FigureMode = "keep",
         figures_dir: str | os.PathLike[str] | None = None,
         prefetch: int | None = None,
+        health: HealthPolicy | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if errors not in ("record", "raise"):
             raise ValueError('errors must be "record" or "raise"')
         self.settings = ParserSettings(
-            base_url=base_url or os.environ.get("OVISOCR_BASE_URL") or DEFAULT_BASE_URL,
+            base_urls=resolve_base_urls(base_url),
             api_key=api_key or os.environ.get("OVISOCR_API_KEY"),
             model=model or os.environ.get("OVISOCR_MODEL"),
             render=RenderSettings(dpi=dpi),
@@ -88,12 +105,14 @@ class OvisParser:
             errors=errors,
             figures=figures,
             figures_dir=os.fspath(figures_dir) if figures_dir is not None else None,
+            health=health or HealthPolicy(),
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
 
     def __repr__(self) -> str:
         s = self.settings
-        return (f"OvisParser(base_url={s.base_url!r}, model={s.model!r}, dpi={s.render.dpi:g}, "
+        urls = s.base_urls[0] if len(s.base_urls) == 1 else list(s.base_urls)
+        return (f"OvisParser(base_url={urls!r}, model={s.model!r}, dpi={s.render.dpi:g}, "
                 f"concurrency={s.concurrency})")
 
     def __getstate__(self) -> dict[str, Any]:

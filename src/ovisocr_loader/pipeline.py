@@ -15,9 +15,10 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .client.endpoints import EndpointPool
 from .client.page_client import PageClient
 from .client.transport import Transport
-from .config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
+from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import PageErrorInfo, PageResult, ParsedDocument
 from .elements import mark_running_furniture, parse_page
 from .elements.crops import crop_figures
@@ -34,7 +35,7 @@ FigureMode = Literal["keep", "crop"]
 class ParserSettings:
     """Everything a session needs; plain data, so parsers and readers pickle."""
 
-    base_url: str
+    base_urls: tuple[str, ...]
     api_key: str | None
     model: str | None
     render: RenderSettings
@@ -46,6 +47,7 @@ class ParserSettings:
     errors: ErrorMode
     figures: FigureMode = "keep"
     figures_dir: str | None = None
+    health: HealthPolicy = field(default_factory=HealthPolicy)
 
 
 @dataclass(frozen=True)
@@ -75,11 +77,12 @@ ProgressCallback = Callable[[ProgressEvent], None]
 
 
 class Session:
-    """Per-event-loop state: the HTTP client, the in-flight limit, the render window."""
+    """Per-event-loop state: the endpoints, the in-flight limit, the render window."""
 
     def __init__(self, settings: ParserSettings) -> None:
         self.settings = settings
-        self.transport = Transport(settings.base_url, settings.api_key, settings.timeouts)
+        self.pool = EndpointPool([Transport(url, settings.api_key, settings.timeouts)
+                                  for url in settings.base_urls], settings.health)
         self.limiter = asyncio.Semaphore(settings.concurrency)
         self.window = asyncio.Semaphore(settings.concurrency + settings.prefetch)
         self._ready = asyncio.Lock()
@@ -102,12 +105,12 @@ class Session:
                     self._failure = exc
                     raise
                 s = self.settings
-                self._client = PageClient(self.transport, model, s.guard, s.retry)
+                self._client = PageClient(self.pool, model, s.guard, s.retry)
             return self._client
 
     async def _resolve_model(self) -> str:
         try:
-            models = await self.transport.probe()
+            models = await self.pool.probe()
         except ServerStatusError as exc:
             if self.settings.model:  # some gateways do not serve /models
                 log.debug("GET /models failed (%s); using model=%s", exc, self.settings.model)
@@ -117,7 +120,7 @@ class Session:
             return self.settings.model
         if not models:
             raise ServerStatusError("the endpoint serves no model; pass model=",
-                                    status_code=404, url=self.transport.base_url)
+                                    status_code=404, url=self.pool.urls)
         return models[0]
 
     async def ocr(self, page: EncodedPage, sha256: str = "doc") -> PageResult:
@@ -136,7 +139,7 @@ class Session:
             error=outcome.error, attempts=outcome.attempts, elements=elements)
 
     async def aclose(self) -> None:
-        await self.transport.aclose()
+        await self.pool.aclose()
 
 
 def render_page(source: PageSource, page_number: int, settings: RenderSettings) -> EncodedPage:

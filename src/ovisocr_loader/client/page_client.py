@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from ..config import GuardPolicy, RetryPolicy
 from ..document import Attempt, AttemptPurpose, PageErrorInfo
 from ..errors import OvisLoaderError, ServerProtocolError, ServerStatusError
+from .endpoints import Endpoint, EndpointPool
 from .guard import ALWAYS_GARBAGE, StreamGuard
 from .request import DecodeParams, build_request
 from .retry import next_delay, should_retry
-from .transport import Transport
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -62,11 +62,11 @@ class _Pass:
 
 
 class PageClient:
-    """Runs the recipe for one page image against one transport."""
+    """Runs the recipe for one page image; each try goes to the pool's least busy endpoint."""
 
-    def __init__(self, transport: Transport, model: str, guard: GuardPolicy,
+    def __init__(self, pool: EndpointPool, model: str, guard: GuardPolicy,
                  retry: RetryPolicy, rng: random.Random | None = None) -> None:
-        self.transport = transport
+        self.pool = pool
         self.model = model
         self.guard = guard
         self.retry = retry
@@ -104,8 +104,7 @@ class PageClient:
             return
         best = max((first.clean_text, retry.clean_text), key=len).rstrip()
         if not best and not first.degenerate and not retry.degenerate:
-            raise ServerProtocolError("the model returned no text, twice",
-                                      url=self.transport.base_url)
+            raise ServerProtocolError("the model returned no text, twice", url=self.pool.urls)
         outcome.markdown = best
         outcome.loop_trimmed = True
         log.warning("page output degenerated twice; kept %d clean characters", len(best))
@@ -114,20 +113,31 @@ class PageClient:
                     outcome: PageOutcome) -> _Pass:
         request = build_request(self.model, png, params)
         number = 0
+        failed_on: Endpoint | None = None
         while True:
             number += 1
             guard = StreamGuard(self.guard, ALWAYS_GARBAGE if purpose == "loop_retry" else None)
             loop = asyncio.get_running_loop()
             started = loop.time()
+            url: str | None = None
             try:
-                result = await self.transport.stream(request, guard.feed)
-                if result.finish_reason is None:
-                    raise ServerProtocolError("stream ended without a finish reason",
-                                              url=self.transport.base_url)
+                async with self.pool.use(avoid=failed_on) as endpoint:
+                    url = endpoint.url
+                    try:
+                        result = await endpoint.transport.stream(request, guard.feed)
+                        if result.finish_reason is None:
+                            raise ServerProtocolError("stream ended without a finish reason",
+                                                      url=url)
+                    except OvisLoaderError as exc:
+                        self.pool.failed(endpoint, exc)
+                        failed_on = endpoint
+                        raise
+                    self.pool.succeeded(endpoint)
             except OvisLoaderError as exc:
                 outcome.attempts.append(Attempt(
                     purpose=purpose, params=params.as_record(), finish_reason="error",
-                    latency_s=loop.time() - started, error=f"{type(exc).__name__}: {exc.reason}"))
+                    latency_s=loop.time() - started, endpoint=url,
+                    error=f"{type(exc).__name__}: {exc.reason}"))
                 if number == self.retry.max_attempts or not should_retry(exc, self.retry):
                     raise
                 retry_after = exc.retry_after if isinstance(exc, ServerStatusError) else None
@@ -145,7 +155,7 @@ class PageClient:
                 completion_tokens=result.completion_tokens, chars=len(result.text),
                 prompt_tokens=result.prompt_tokens,
                 latency_s=result.latency_s, first_token_s=result.first_token_s,
-                aborted=result.degenerate is not None,
+                aborted=result.degenerate is not None, endpoint=url,
                 degenerate=verdict.kind if verdict is not None else
                 ("repetition" if degenerate else None)))
             return _Pass(clean if not degenerate else clean.rstrip(), result.finish_reason,

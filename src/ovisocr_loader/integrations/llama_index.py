@@ -76,8 +76,9 @@ class OvisReader(BasePydanticReader):
     """
 
     is_remote: bool = True
-    base_url: str | None = Field(default=None, description="vLLM endpoint, e.g. "
-                                 "http://host:8000/v1; default OVISOCR_BASE_URL")
+    base_url: str | list[str] | None = Field(
+        default=None, description="vLLM endpoint(s), e.g. http://host:8000/v1; a list "
+        "spreads requests over several; default OVISOCR_BASE_URL")
     api_key: str | None = Field(default=None, exclude=True, repr=False,
                                 description="default OVISOCR_API_KEY; never serialized")
     model: str | None = Field(default=None, description="default: the first served model")
@@ -112,7 +113,7 @@ class OvisReader(BasePydanticReader):
 
     def parser(self) -> OvisParser:
         """The reader's one parser (built on first use, rebuilt if settings change)."""
-        key = tuple(getattr(self, name) for name in type(self).model_fields)
+        key = tuple(repr(getattr(self, name)) for name in type(self).model_fields)
         if self._parser is None or key != self._parser_key:
             self._parser = OvisParser(
                 base_url=self.base_url, api_key=self.api_key, model=self.model, dpi=self.dpi,

@@ -1,0 +1,189 @@
+"""Several endpoints behind one parser: each request goes to the least busy healthy one.
+
+The choice is a pure function (:func:`pick`); :class:`EndpointPool` keeps the
+counts. An endpoint that fails its probe, or fails ``max_failures`` requests in a
+row (connection errors, timeouts, 5xx), is taken out and probed again after a
+cooldown that doubles up to ``max_cooldown``. A request that finds every endpoint
+out waits for one to come back, up to ``wait_for_any`` seconds.
+
+With a single endpoint nothing is ever taken out: there is nowhere else to go,
+and the retry policy alone decides, exactly as without a pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from ..config import HealthPolicy
+from ..errors import (
+    OvisLoaderError,
+    ServerConnectionError,
+    ServerStatusError,
+    ServerTimeoutError,
+    ServerUnreachableError,
+)
+from .transport import Transport
+
+log = logging.getLogger("ovisocr_loader")
+
+
+@dataclass(eq=False)
+class Endpoint:
+    """One server and what the pool knows about it."""
+
+    transport: Transport
+    outstanding: int = 0
+    served: int = 0
+    failures: int = 0
+    down_until: float | None = None
+    times_down: int = 0
+    probing: bool = False
+
+    @property
+    def url(self) -> str:
+        return self.transport.base_url
+
+    @property
+    def up(self) -> bool:
+        return self.down_until is None
+
+
+def pick(endpoints: Sequence[Endpoint], avoid: Endpoint | None = None) -> Endpoint | None:
+    """The up endpoint with the fewest requests outstanding (then the fewest served).
+
+    ``avoid`` (where the previous try failed) is chosen only when nothing else is up.
+    """
+    up = [e for e in endpoints if e.up]
+    others = [e for e in up if e is not avoid]
+    candidates = others or up
+    if not candidates:
+        return None
+    return min(candidates, key=lambda e: (e.outstanding, e.served))
+
+
+def hurts_health(error: OvisLoaderError) -> bool:
+    """Failures that say the server is unwell, not that the request was bad."""
+    if isinstance(error, ServerStatusError):
+        return error.status_code >= 500
+    return isinstance(error, (ServerConnectionError, ServerUnreachableError,
+                              ServerTimeoutError))
+
+
+class EndpointPool:
+    """The endpoints of one session, their load and their health."""
+
+    def __init__(self, transports: Sequence[Transport], health: HealthPolicy | None = None
+                 ) -> None:
+        if not transports:
+            raise ValueError("need at least one endpoint")
+        self.endpoints = [Endpoint(t) for t in transports]
+        self.health = health or HealthPolicy()
+        self._probes: set[asyncio.Task[None]] = set()
+
+    @property
+    def urls(self) -> str:
+        return ", ".join(e.url for e in self.endpoints)
+
+    async def probe(self) -> list[str]:
+        """Probe every endpoint; take out those that do not answer; return served models.
+
+        Raises when none answers (one endpoint: its own error, as without a pool).
+        """
+        if len(self.endpoints) == 1:
+            return await self.endpoints[0].transport.probe()
+        results = await asyncio.gather(*(e.transport.probe() for e in self.endpoints),
+                                       return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        models: list[str] | None = None
+        errors: list[OvisLoaderError] = []
+        for endpoint, result in zip(self.endpoints, results, strict=True):
+            if isinstance(result, OvisLoaderError):
+                errors.append(result)
+                if hurts_health(result):
+                    self._take_out(endpoint, loop.time(), result)
+            elif isinstance(result, BaseException):
+                raise result
+            elif models is None:
+                models = result
+        if models is not None:
+            return models
+        if any(e.up for e in self.endpoints):   # they answer, but not /models: let caller decide
+            raise errors[0]
+        raise ServerUnreachableError(f"none of the endpoints answered: {self.urls}; "
+                                     f"first error: {errors[0].reason}", url=self.urls)
+
+    @contextlib.asynccontextmanager
+    async def use(self, avoid: Endpoint | None = None) -> AsyncIterator[Endpoint]:
+        """Hold the chosen endpoint's outstanding count for the duration of a request."""
+        endpoint = await self._acquire(avoid)
+        endpoint.outstanding += 1
+        endpoint.served += 1
+        try:
+            yield endpoint
+        finally:
+            endpoint.outstanding -= 1
+
+    def succeeded(self, endpoint: Endpoint) -> None:
+        endpoint.failures = 0
+
+    def failed(self, endpoint: Endpoint, error: OvisLoaderError) -> None:
+        if len(self.endpoints) == 1 or not hurts_health(error):
+            return
+        endpoint.failures += 1
+        if endpoint.up and endpoint.failures >= self.health.max_failures:
+            self._take_out(endpoint, asyncio.get_running_loop().time(), error)
+
+    async def aclose(self) -> None:
+        for task in self._probes:
+            task.cancel()
+        await asyncio.gather(*self._probes, return_exceptions=True)
+        for endpoint in self.endpoints:
+            await endpoint.transport.aclose()
+
+    async def _acquire(self, avoid: Endpoint | None) -> Endpoint:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.health.wait_for_any
+        while True:
+            self._probe_due(loop.time())
+            endpoint = pick(self.endpoints, avoid)
+            if endpoint is not None:
+                return endpoint
+            if loop.time() >= deadline:
+                raise ServerUnreachableError(
+                    f"no endpoint came back within {self.health.wait_for_any:g}s: {self.urls}",
+                    url=self.urls)
+            await asyncio.sleep(self.health.poll_interval)
+
+    def _take_out(self, endpoint: Endpoint, now: float, error: OvisLoaderError) -> None:
+        delay = min(self.health.max_cooldown,
+                    self.health.cooldown * 2 ** endpoint.times_down)
+        endpoint.times_down += 1
+        endpoint.down_until = now + delay
+        log.warning("endpoint %s taken out for %.0fs: %s", endpoint.url, delay, error.reason)
+
+    def _probe_due(self, now: float) -> None:
+        for endpoint in self.endpoints:
+            if endpoint.down_until is not None and endpoint.down_until <= now \
+                    and not endpoint.probing:
+                endpoint.probing = True
+                task = asyncio.create_task(self._revive(endpoint))
+                self._probes.add(task)
+                task.add_done_callback(self._probes.discard)
+
+    async def _revive(self, endpoint: Endpoint) -> None:
+        try:
+            await endpoint.transport.probe()
+        except OvisLoaderError as exc:
+            if hurts_health(exc):
+                self._take_out(endpoint, asyncio.get_running_loop().time(), exc)
+                return
+        finally:
+            endpoint.probing = False
+        endpoint.down_until = None
+        endpoint.failures = 0
+        endpoint.times_down = 0
+        log.warning("endpoint %s is back", endpoint.url)

@@ -1,0 +1,58 @@
+"""Endpoint choice and health decisions (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ovisocr_loader.client.endpoints import Endpoint, hurts_health, pick
+from ovisocr_loader.client.transport import Transport
+from ovisocr_loader.config import Timeouts
+from ovisocr_loader.errors import (
+    FirstTokenTimeout,
+    ServerConnectionError,
+    ServerProtocolError,
+    ServerStatusError,
+    ServerUnreachableError,
+)
+
+
+def endpoints(*loads: tuple[int, int, bool]) -> list[Endpoint]:
+    out = []
+    for n, (outstanding, served, up) in enumerate(loads):
+        e = Endpoint(Transport(f"http://gpu{n}:8000/v1", None, Timeouts()),
+                     outstanding=outstanding, served=served)
+        e.down_until = None if up else 99.0
+        out.append(e)
+    return out
+
+
+@pytest.mark.parametrize(("loads", "chosen"), [
+    (((3, 10, True), (1, 10, True)), 1),           # fewest outstanding
+    (((2, 10, True), (2, 4, True)), 1),            # tie: fewest served
+    (((0, 0, False), (9, 50, True)), 1),           # an endpoint that is out is never chosen
+    (((5, 5, True),), 0),
+])
+def test_pick_least_outstanding_up_endpoint(loads, chosen):
+    eps = endpoints(*loads)
+    assert pick(eps) is eps[chosen]
+
+
+def test_pick_avoids_the_endpoint_that_just_failed_unless_it_is_the_only_one():
+    eps = endpoints((0, 0, True), (5, 5, True))
+    assert pick(eps, avoid=eps[0]) is eps[1]
+    lone = endpoints((0, 0, True))
+    assert pick(lone, avoid=lone[0]) is lone[0]
+    assert pick(endpoints((0, 0, False))) is None
+
+
+@pytest.mark.parametrize(("error", "hurts"), [
+    (ServerConnectionError("reset"), True),
+    (ServerUnreachableError("refused"), True),
+    (FirstTokenTimeout("slow"), True),
+    (ServerStatusError("HTTP 503", status_code=503), True),
+    (ServerStatusError("HTTP 429", status_code=429), False),   # busy, not ill
+    (ServerStatusError("HTTP 400", status_code=400), False),   # our request, not the server
+    (ServerProtocolError("bad SSE"), False),
+])
+def test_which_failures_count_against_an_endpoint(error, hurts):
+    assert hurts_health(error) is hurts
