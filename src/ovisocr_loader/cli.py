@@ -42,7 +42,11 @@ def _arguments() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", help="files or directories (searched recursively)")
     p.add_argument("-o", "--output", default=".", help="output directory (default: .)")
     p.add_argument("--format", choices=("md", "json"), default="md")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint (env OVISOCR_BASE_URL)")
+    p.add_argument("--base-url", action="append", metavar="URL",
+                   help="OpenAI-compatible endpoint (env OVISOCR_BASE_URL); repeat it to "
+                        "spread requests over several servers")
+    p.add_argument("--cache", metavar="DIR",
+                   help="keep finished pages in DIR: reruns and resumed runs skip them")
     p.add_argument("--model", help="served model name (env OVISOCR_MODEL; default: discovered)")
     p.add_argument("--concurrency", type=int, default=32, help="requests in flight (default 32)")
     p.add_argument("--dpi", type=float, default=150, help="render resolution (default 150)")
@@ -66,7 +70,7 @@ def _parse(args: argparse.Namespace) -> int:
     parser = OvisParser(base_url=args.base_url, model=args.model, dpi=args.dpi,
                         concurrency=args.concurrency,
                         first_token_timeout=args.first_token_timeout,
-                        page_timeout=args.page_timeout)
+                        page_timeout=args.page_timeout, cache_dir=args.cache)
     out_dir = Path(args.output)
     out_dir.mkdir(parents=True, exist_ok=True)
     targets = _output_names(files, out_dir, args.format)

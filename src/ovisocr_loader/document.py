@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .elements.model import Element
 
 SCHEMA_NAME = "ovisocr_loader.ParsedDocument"
-SCHEMA_VERSION = "1.1.0"  # 1.1: Attempt.endpoint
+SCHEMA_VERSION = "1.1.0"  # 1.1: Attempt.endpoint, PageResult.cached
 
 FinishReason = Literal["stop", "length", "aborted", "repetition", "error"]
 AttemptPurpose = Literal["first", "loop_retry", "long_retry"]
@@ -67,6 +67,7 @@ class PageResult(BaseModel):
     blank: bool = False
     loop_trimmed: bool = False
     truncated: bool = False
+    cached: bool = False
     error: PageErrorInfo | None = None
     attempts: list[Attempt] = Field(default_factory=list)
     elements: list[Element] = Field(default_factory=list)

@@ -63,6 +63,10 @@ class OvisParser:
     and an endpoint that stops answering is taken out and probed again later.
     ``concurrency`` is then the total over all endpoints (e.g. 64 for two GPUs).
 
+    ``cache_dir`` keeps finished pages in a sqlite file there, keyed by content:
+    a rerun sends no OCR request (with ``model`` set, none at all) and a run
+    killed midway resumes where it stopped.
+
     ``figures="crop"`` attaches a PNG crop of every figure to its element
     (``image_png``) and, with ``figures_dir``, writes it there (``image_path``);
     crops are cut while the page image is in flight, so no page image is kept.
@@ -86,6 +90,7 @@ class OvisParser:
         figures_dir: str | os.PathLike[str] | None = None,
         prefetch: int | None = None,
         health: HealthPolicy | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -106,6 +111,7 @@ class OvisParser:
             figures=figures,
             figures_dir=os.fspath(figures_dir) if figures_dir is not None else None,
             health=health or HealthPolicy(),
+            cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
 

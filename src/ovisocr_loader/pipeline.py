@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .cache import PageCache, page_key
 from .client.endpoints import EndpointPool
 from .client.page_client import PageClient
 from .client.transport import Transport
@@ -48,6 +49,7 @@ class ParserSettings:
     figures: FigureMode = "keep"
     figures_dir: str | None = None
     health: HealthPolicy = field(default_factory=HealthPolicy)
+    cache_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,7 @@ class Session:
                                   for url in settings.base_urls], settings.health)
         self.limiter = asyncio.Semaphore(settings.concurrency)
         self.window = asyncio.Semaphore(settings.concurrency + settings.prefetch)
+        self.cache = PageCache(settings.cache_dir) if settings.cache_dir else None
         self._ready = asyncio.Lock()
         self._client: PageClient | None = None
         self._failure: OvisLoaderError | None = None
@@ -123,6 +126,26 @@ class Session:
                                     status_code=404, url=self.pool.urls)
         return models[0]
 
+    @property
+    def probe_first(self) -> bool:
+        """Probe before rendering (fail fast), unless a cached rerun may need no server."""
+        return self.cache is None or self.settings.model is None
+
+    async def cache_key(self, sha256: str, page_number: int) -> str | None:
+        if self.cache is None:
+            return None
+        model = self.settings.model or (await self.ready()).model
+        return page_key(sha256, page_number, self.settings.render, model, self.settings.guard)
+
+    async def lookup(self, key: str | None) -> PageResult | None:
+        if self.cache is None or key is None:
+            return None
+        return await asyncio.to_thread(self.cache.get, key)
+
+    async def remember(self, key: str | None, sha256: str, result: PageResult) -> None:
+        if self.cache is not None and key is not None:
+            await asyncio.to_thread(self.cache.put, key, sha256, result)
+
     async def ocr(self, page: EncodedPage, sha256: str = "doc") -> PageResult:
         client = await self.ready()
         async with self.limiter:
@@ -140,6 +163,8 @@ class Session:
 
     async def aclose(self) -> None:
         await self.pool.aclose()
+        if self.cache is not None:
+            self.cache.close()
 
 
 def render_page(source: PageSource, page_number: int, settings: RenderSettings) -> EncodedPage:
@@ -209,9 +234,10 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
         if run.complete:
             finish(run)
 
-    async def page_task(run: _Run, page: EncodedPage) -> None:
+    async def page_task(run: _Run, page: EncodedPage, key: str | None) -> None:
         try:
             result = await session.ocr(page, run.sha256)
+            await session.remember(key, run.sha256, result)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # a bug or an unreachable server: end the whole run
@@ -220,6 +246,20 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
         finally:
             session.window.release()
         page_done(run, result)
+
+    async def from_cache(run: _Run, number: int, key: str | None) -> bool:
+        """Finish a page from the cache (cutting figure crops again if asked); no request."""
+        hit = await session.lookup(key)
+        if hit is None:
+            return False
+        if settings.figures == "crop" and any(e.kind == "figure" for e in hit.elements):
+            async with session.window:
+                page = await asyncio.to_thread(render_page, run.source, number,
+                                               settings.render)
+                await asyncio.to_thread(crop_figures, page.png, hit.elements,
+                                        settings.figures_dir, run.sha256, number)
+        page_done(run, hit)
+        return True
 
     async def open_run(job: DocumentJob) -> _Run | None:
         label = job.name or (str(job.source) if not isinstance(
@@ -243,12 +283,16 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
 
     async def produce() -> None:
         try:
-            await session.ready()
+            if session.probe_first:
+                await session.ready()
             for job in jobs:
                 run = await open_run(job)
                 if run is None:
                     continue
                 for number in run.source.page_numbers:
+                    key = await session.cache_key(run.sha256, number)
+                    if await from_cache(run, number, key):
+                        continue
                     await session.window.acquire()
                     try:
                         page = await asyncio.to_thread(render_page, run.source, number,
@@ -263,11 +307,13 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
                         raise
                     if page.blank:  # the model invents text on blank pages: never send them
                         session.window.release()
-                        page_done(run, PageResult(
-                            page_number=number, blank=True, width=page.width,
-                            height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt))
+                        blank = PageResult(page_number=number, blank=True, width=page.width,
+                                           height=page.height, dpi=page.dpi,
+                                           page_size_pt=page.page_size_pt)
+                        await session.remember(key, run.sha256, blank)
+                        page_done(run, blank)
                         continue
-                    task = asyncio.create_task(page_task(run, page))
+                    task = asyncio.create_task(page_task(run, page, key))
                     tasks.add(task)
                     task.add_done_callback(tasks.discard)
                 run.all_spawned = True

@@ -179,3 +179,14 @@ def test_fsspec_filesystems(ovis_simulator: Simulator, scans: Scans):
 def test_figure_crops_need_a_directory():
     with pytest.raises(ValueError, match="figures_dir"):
         OvisReader(figures="crop")
+
+
+def test_cache_dir_makes_a_second_read_free(ovis_simulator: Simulator, scans: Scans,
+                                            tmp_path: Path):
+    reader = OvisReader(base_url=ovis_simulator.base_url, cache_dir=tmp_path / "cache")
+    first = reader.load_data(scans.fax)
+    before = len(ovis_simulator.completions())
+    again = OvisReader(base_url=ovis_simulator.base_url, cache_dir=tmp_path / "cache"
+                       ).load_data(scans.fax)
+    assert len(ovis_simulator.completions()) == before
+    assert [(d.id_, d.text) for d in again] == [(d.id_, d.text) for d in first]

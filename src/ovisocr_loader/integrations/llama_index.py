@@ -92,11 +92,13 @@ class OvisReader(BasePydanticReader):
     figures_dir: str | None = Field(default=None, description="where figure crops are "
                                     "written; required with figures='crop'")
     split: Split = "page"
+    cache_dir: str | None = Field(default=None, description="keep finished pages here "
+                                  "(sqlite): re-reads and resumed runs skip them")
 
     _parser: OvisParser | None = PrivateAttr(default=None)
     _parser_key: tuple[Any, ...] = PrivateAttr(default=())
 
-    @field_validator("figures_dir", mode="before")
+    @field_validator("figures_dir", "cache_dir", mode="before")
     @classmethod
     def _absolute(cls, value: Any) -> Any:
         """Crops are found again later from metadata, maybe from another directory."""
@@ -119,7 +121,8 @@ class OvisReader(BasePydanticReader):
                 base_url=self.base_url, api_key=self.api_key, model=self.model, dpi=self.dpi,
                 concurrency=self.concurrency, first_token_timeout=self.first_token_timeout,
                 page_timeout=self.page_timeout, connect_timeout=self.connect_timeout,
-                errors=self.errors, figures=self.figures, figures_dir=self.figures_dir)
+                errors=self.errors, figures=self.figures, figures_dir=self.figures_dir,
+                cache_dir=self.cache_dir)
             self._parser_key = key
         return self._parser
 

@@ -1,0 +1,117 @@
+"""The opt-in result cache (``cache_dir=``): finished pages in one sqlite file.
+
+Entries are content-addressed: the key hashes the input's content hash, the page
+number, the render settings, the model, the prompt version and the token caps,
+so a renamed file still hits and a changed setting never returns a stale page.
+Each page is committed as it finishes, so a run killed midway resumes without
+redoing finished pages, and a rerun of the same corpus sends no OCR request.
+
+Several processes may share one cache: sqlite's WAL journal with a busy timeout
+serialises writers. An entry that no longer validates is ignored (and replaced
+when the page is parsed again); a file that is not a sqlite database is moved
+aside. Only pages with content (or blank pages) are stored, never failures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .client.request import PROMPT_VERSION
+from .config import GuardPolicy, RenderSettings
+from .document import PageResult
+from .elements import parse_page
+
+log = logging.getLogger("ovisocr_loader")
+
+CACHE_FILE = "ovisocr-pages.sqlite"
+_SCHEMA = """CREATE TABLE IF NOT EXISTS pages (
+    key TEXT PRIMARY KEY,
+    source_sha256 TEXT NOT NULL,
+    page_number INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL)"""
+
+
+def page_key(sha256: str, page_number: int, render: RenderSettings, model: str,
+             guard: GuardPolicy) -> str:
+    """The content address of one page's result."""
+    material = {"sha256": sha256, "page": page_number, "dpi": render.dpi,
+                "min_pixels": render.min_pixels, "max_pixels": render.max_pixels,
+                "model": model, "prompt": PROMPT_VERSION,
+                "max_tokens": [guard.first_max_tokens, guard.long_max_tokens]}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+class PageCache:
+    """Thread-safe access to the cache file; call it from worker threads, not the loop."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / CACHE_FILE
+        self._lock = threading.Lock()
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as exc:
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+            log.warning("cache %s is unreadable (%s); moved to %s, starting afresh",
+                        self.path, exc, aside)
+            self.path.replace(aside)
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60, check_same_thread=False,
+                             isolation_level=None)
+        try:
+            db.execute("PRAGMA busy_timeout = 60000")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(_SCHEMA)
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def get(self, key: str) -> PageResult | None:
+        """The stored page with its elements re-derived, or None (absent or unreadable)."""
+        with self._lock:
+            row = self._db.execute("SELECT result FROM pages WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            page = PageResult.model_validate_json(row[0])
+        except (ValidationError, ValueError) as exc:
+            log.warning("ignoring an unreadable cache entry (%s); the page is parsed again",
+                        type(exc).__name__)
+            return None
+        page.elements = parse_page(page.markdown, page.page_number, width=page.width,
+                                   height=page.height, page_size_pt=page.page_size_pt)
+        page.cached = True
+        return page
+
+    def put(self, key: str, sha256: str, page: PageResult) -> None:
+        """Store a finished page (elements are re-derived on read, crops are not stored)."""
+        if page.error is not None:
+            return
+        payload = page.model_dump_json(exclude={"elements", "cached"})
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO pages (key, source_sha256, page_number, result, created)"
+                " VALUES (?, ?, ?, ?, ?)", (key, sha256, page.page_number, payload, time.time()))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
