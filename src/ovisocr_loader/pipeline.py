@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -87,6 +88,8 @@ class Session:
                                   for url in settings.base_urls], settings.health)
         self.limiter = asyncio.Semaphore(settings.concurrency)
         self.window = asyncio.Semaphore(settings.concurrency + settings.prefetch)
+        #: pages rendered at once: PDFium itself is serialised, PNG encoding is not
+        self.renders = asyncio.Semaphore(max(1, min(4, os.cpu_count() or 1)))
         self.cache = PageCache(settings.cache_dir) if settings.cache_dir else None
         self._ready = asyncio.Lock()
         self._client: PageClient | None = None
@@ -234,12 +237,24 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
         if run.complete:
             finish(run)
 
-    async def page_task(run: _Run, page: EncodedPage, key: str | None) -> None:
+    async def page_task(run: _Run, number: int, key: str | None) -> None:
+        """Render one page (holding a window slot), then OCR it unless it is blank."""
         try:
-            result = await session.ocr(page, run.sha256)
+            async with session.renders:
+                page = await asyncio.to_thread(render_page, run.source, number,
+                                               settings.render)
+            if page.blank:  # the model invents text on blank pages: never send them
+                result = PageResult(page_number=number, blank=True, width=page.width,
+                                    height=page.height, dpi=page.dpi,
+                                    page_size_pt=page.page_size_pt)
+            else:
+                result = await session.ocr(page, run.sha256)
             await session.remember(key, run.sha256, result)
         except asyncio.CancelledError:
             raise
+        except SourceError as exc:
+            result = PageResult(page_number=number, error=PageErrorInfo(
+                kind=type(exc).__name__, message=exc.reason))
         except BaseException as exc:  # a bug or an unreachable server: end the whole run
             out.put_nowait(exc)
             return
@@ -294,26 +309,7 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
                     if await from_cache(run, number, key):
                         continue
                     await session.window.acquire()
-                    try:
-                        page = await asyncio.to_thread(render_page, run.source, number,
-                                                       settings.render)
-                    except SourceError as exc:
-                        session.window.release()
-                        page_done(run, PageResult(page_number=number, error=PageErrorInfo(
-                            kind=type(exc).__name__, message=exc.reason)))
-                        continue
-                    except BaseException:
-                        session.window.release()
-                        raise
-                    if page.blank:  # the model invents text on blank pages: never send them
-                        session.window.release()
-                        blank = PageResult(page_number=number, blank=True, width=page.width,
-                                           height=page.height, dpi=page.dpi,
-                                           page_size_pt=page.page_size_pt)
-                        await session.remember(key, run.sha256, blank)
-                        page_done(run, blank)
-                        continue
-                    task = asyncio.create_task(page_task(run, page, key))
+                    task = asyncio.create_task(page_task(run, number, key))
                     tasks.add(task)
                     task.add_done_callback(tasks.discard)
                 run.all_spawned = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 
 import pytest
@@ -136,3 +137,33 @@ def test_unreachable_endpoint_in_parse_many_raises_once():
     files = [marked_pdf(1)[0] for _ in range(5)]
     with pytest.raises(ServerUnreachableError):
         list(OvisParser(base_url=url).parse_many(files))
+
+
+def test_a_server_dropping_the_connection_is_a_connection_error_not_a_timeout():
+    # accepts, answers the model probe, then closes every completion request unanswered
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    port = listener.getsockname()[1]
+    body = b'{"object":"list","data":[{"id":"m","object":"model"}]}'
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                if b"/models" in conn.recv(65536):
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        doc = OvisParser(base_url=f"http://127.0.0.1:{port}/v1", retry=FAST_RETRY).parse(
+            marked_pdf(1)[0])
+    finally:
+        listener.close()
+    assert doc.pages[0].error is not None
+    assert doc.pages[0].error.kind == "ServerConnectionError"
+    assert doc.pages[0].error.attempts == FAST_RETRY.max_attempts

@@ -10,12 +10,12 @@ boundary.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import openai
 
 from ..config import Timeouts
@@ -29,6 +29,7 @@ from ..errors import (
     ServerTimeoutError,
     ServerUnreachableError,
 )
+from . import sse
 from .guard import Degenerate
 from .request import ChatRequest
 from .retry import parse_retry_after
@@ -40,7 +41,6 @@ START_HINT = (
     "--max-model-len 32768 --gdn-prefill-backend triton --mm-processor-cache-gb 0 "
     "--limit-mm-per-prompt '{\"image\":1}', or point base_url / OVISOCR_BASE_URL at one."
 )
-_CLOSE_TIMEOUT = 5.0
 
 
 @dataclass
@@ -57,7 +57,11 @@ class StreamResult:
 
 
 class Transport:
-    """An ``AsyncOpenAI`` client bound to one event loop and one endpoint."""
+    """An ``AsyncOpenAI`` client bound to one event loop and one endpoint.
+
+    It runs on openai's aiohttp transport: per streamed chunk it costs about half
+    the client CPU of the default HTTPX2 one (measured: docs/benchmarks.md).
+    """
 
     def __init__(self, base_url: str, api_key: str | None, timeouts: Timeouts) -> None:
         self.base_url = base_url.rstrip("/")
@@ -68,6 +72,10 @@ class Transport:
             max_retries=0,
             timeout=openai.Timeout(max(timeouts.page, timeouts.first_token),
                                    connect=timeouts.connect),
+            http_client=openai.DefaultAioHttpClient(
+                timeout=openai.Timeout(max(timeouts.page, timeouts.first_token),
+                                       connect=timeouts.connect),
+                limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=1000)),
         )
 
     async def aclose(self) -> None:
@@ -87,97 +95,128 @@ class Transport:
 
     async def stream(self, request: ChatRequest,
                      on_text: Callable[[str], Degenerate | None]) -> StreamResult:
-        """Run one streamed completion; ``on_text`` sees each delta and may stop it."""
+        """Run one streamed completion; ``on_text`` sees each delta and may stop it.
+
+        The response is read as raw lines (see :mod:`.sse`) by one task that two
+        timers may cancel: no token by ``first_token`` seconds, or no end by
+        ``page`` seconds (a timer per request, not a ``wait_for`` per line, which
+        cost a task per line). Leaving early closes the connection, which makes
+        vLLM abort the request and free the GPU.
+        """
         loop = asyncio.get_running_loop()
-        start = loop.time()
-        first_deadline = start + self.timeouts.first_token
-        page_deadline = start + self.timeouts.page
-        parts: list[str] = []
-        finish_reason: str | None = None
-        usage: Any = None
-        first_token_at: float | None = None
-        verdict: Degenerate | None = None
-        stream: Any = None
+        state = _StreamState(start=loop.time())
+        reader = asyncio.ensure_future(self._read(request, on_text, state))
+
+        def expire(kind: str) -> None:
+            if not reader.done() and (kind == "page" or state.first_token_at is None):
+                state.expired = kind
+                reader.cancel()
+
+        timers = [loop.call_at(state.start + self.timeouts.first_token, expire, "first"),
+                  loop.call_at(state.start + self.timeouts.page, expire, "page")]
         try:
-            stream = await self._bounded(
-                self._client.chat.completions.create(**request.kwargs),
-                first_deadline, loop, first=True)
-            iterator = stream.__aiter__()
-            while True:
-                deadline = page_deadline if first_token_at is not None else first_deadline
-                try:
-                    chunk = await self._bounded(iterator.__anext__(), deadline, loop,
-                                                first=first_token_at is None)
-                except StopAsyncIteration:
-                    break
-                if getattr(chunk, "usage", None) is not None:
-                    usage = chunk.usage
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                delta = choice.delta.content if choice.delta is not None else None
-                if delta:
-                    if first_token_at is None:
-                        first_token_at = loop.time()
-                    parts.append(delta)
-                    verdict = on_text(delta)
-                    if verdict is not None:
+            await reader
+        except asyncio.CancelledError:
+            if state.expired == "first":
+                raise FirstTokenTimeout(
+                    f"no token within first_token_timeout={self.timeouts.first_token:g}s",
+                    url=self.base_url) from None
+            if state.expired == "page":
+                raise PageTimeout(f"page not finished within page_timeout="
+                                  f"{self.timeouts.page:g}s", url=self.base_url) from None
+            raise
+        finally:
+            for timer in timers:
+                timer.cancel()
+        return StreamResult(
+            text="".join(state.parts),
+            finish_reason="aborted" if state.verdict is not None else state.finish_reason,
+            completion_tokens=_int_or_none(state.usage.get("completion_tokens")),
+            prompt_tokens=_int_or_none(state.usage.get("prompt_tokens")),
+            first_token_s=None if state.first_token_at is None
+            else state.first_token_at - state.start,
+            latency_s=loop.time() - state.start,
+            degenerate=state.verdict,
+        )
+
+    async def _read(self, request: ChatRequest, on_text: Callable[[str], Degenerate | None],
+                    state: _StreamState) -> None:
+        """Send the request and consume its event stream into ``state``."""
+        loop = asyncio.get_running_loop()
+        try:
+            async with self._client.chat.completions.with_streaming_response.create(
+                    **request.kwargs) as response:
+                async for line in response.iter_lines():
+                    event = sse.parse_line(line)
+                    if event is None:
+                        continue
+                    if isinstance(event, str):   # [DONE]
                         break
-                if choice.finish_reason is not None:
-                    finish_reason = choice.finish_reason
+                    message = sse.error_message(event)
+                    if message is not None:
+                        raise ServerProtocolError(
+                            f"server reported an error in the stream: {message}",
+                            url=self.base_url)
+                    if isinstance(event.get("usage"), dict):
+                        state.usage = event["usage"]
+                    choices = event.get("choices") or []
+                    if not choices:
+                        continue
+                    choice = choices[0]
+                    delta = (choice.get("delta") or {}).get("content")
+                    if delta:
+                        if state.first_token_at is None:
+                            state.first_token_at = loop.time()
+                        state.parts.append(delta)
+                        state.verdict = on_text(delta)
+                        if state.verdict is not None:
+                            break
+                    if choice.get("finish_reason") is not None:
+                        state.finish_reason = str(choice["finish_reason"])
         except OvisLoaderError:
             raise
         except openai.APIStatusError as exc:
             raise _status_error(exc, self.base_url) from exc
-        except openai.APITimeoutError as exc:
-            raise ServerTimeoutError(f"request timed out ({_describe(exc)})",
-                                     url=self.base_url) from exc
-        except openai.APIConnectionError as exc:
+        except (openai.APITimeoutError, httpx2.TransportError, openai.APIConnectionError) as exc:
+            if _timed_out(exc):
+                raise ServerTimeoutError(f"request timed out ({_describe(exc)})",
+                                         url=self.base_url) from exc
             raise ServerConnectionError(f"connection failed: {_describe(exc)}",
                                         url=self.base_url) from exc
         except openai.APIError as exc:
-            raise ServerProtocolError(f"server reported an error in the stream: {exc.message}",
+            raise ServerProtocolError(f"server reported an error: {exc.message}",
                                       url=self.base_url) from exc
-        except (json.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (sse.MalformedEvent, httpx2.DecodingError, AttributeError, TypeError) as exc:
             raise ServerProtocolError(f"malformed response: {type(exc).__name__}: {exc}",
                                       url=self.base_url) from exc
-        finally:
-            if stream is not None:
-                await _close_quietly(stream)
-        end = loop.time()
-        return StreamResult(
-            text="".join(parts),
-            finish_reason="aborted" if verdict is not None else finish_reason,
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            first_token_s=None if first_token_at is None else first_token_at - start,
-            latency_s=end - start,
-            degenerate=verdict,
-        )
-
-    async def _bounded(self, awaitable: Any, deadline: float, loop: asyncio.AbstractEventLoop,
-                       *, first: bool) -> Any:
-        remaining = deadline - loop.time()
-        try:
-            if remaining <= 0:
-                raise asyncio.TimeoutError
-            return await asyncio.wait_for(awaitable, remaining)
-        except asyncio.TimeoutError as exc:
-            if hasattr(awaitable, "close"):
-                awaitable.close()
-            if first:
-                raise FirstTokenTimeout(
-                    f"no token within first_token_timeout={self.timeouts.first_token:g}s",
-                    url=self.base_url) from exc
-            raise PageTimeout(f"page not finished within page_timeout={self.timeouts.page:g}s",
-                              url=self.base_url) from exc
 
 
-async def _close_quietly(stream: Any) -> None:
-    try:
-        await asyncio.wait_for(stream.close(), _CLOSE_TIMEOUT)
-    except (asyncio.TimeoutError, OSError, openai.APIError) as exc:
-        log.debug("closing stream failed: %s", exc)
+@dataclass
+class _StreamState:
+    """What one request has produced so far (shared by the reader and its timers)."""
+
+    start: float
+    parts: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    first_token_at: float | None = None
+    verdict: Degenerate | None = None
+    expired: str | None = None
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """A real timeout? The aiohttp adapter reports a dropped connection as a
+    ConnectTimeout too, so the root of the cause chain decides."""
+    chain: list[BaseException] = [exc]
+    while chain[-1].__cause__ is not None and len(chain) < 10:
+        chain.append(chain[-1].__cause__)
+    if any(isinstance(e, (TimeoutError, asyncio.TimeoutError)) for e in chain):
+        return True
+    return isinstance(chain[-1], (openai.APITimeoutError, httpx2.TimeoutException))
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def _status_error(exc: openai.APIStatusError, url: str) -> ServerStatusError:

@@ -13,6 +13,7 @@ from .pages import (
     next_page_id,
     page_image,
     read_page_id,
+    write_pdf,
 )
 from .scripts import (
     PANGRAM,
@@ -55,4 +56,5 @@ __all__ = [
     "read_page_id",
     "synthetic_markdown",
     "tokenize",
+    "write_pdf",
 ]

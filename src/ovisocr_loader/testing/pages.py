@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import io
 import itertools
-from collections.abc import Sequence
+import zlib
+from collections.abc import Iterable, Sequence
+from typing import BinaryIO
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -115,6 +117,59 @@ def make_tiff(images: Sequence[Image.Image], *, fax: bool = False, dpi: float = 
     frames[0].save(buffer, format="TIFF", save_all=True, append_images=frames[1:],
                    compression="group4" if fax else "tiff_lzw", dpi=(dpi, dpi))
     return buffer.getvalue()
+
+
+def write_pdf(target: BinaryIO, images: Iterable[Image.Image], *, dpi: float = 150) -> int:
+    """Stream an image-only PDF to ``target`` one page at a time; returns the page count.
+
+    For benchmark inputs of a thousand pages: memory stays at one page image,
+    where Pillow's ``save_all`` would hold every page at once.
+    """
+    offsets: dict[int, int] = {}
+    written = 0
+
+    def put(number: int, body: bytes) -> None:
+        nonlocal written
+        offsets[number] = written
+        chunk = f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+        target.write(chunk)
+        written += len(chunk)
+
+    header = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
+    target.write(header)
+    written = len(header)
+    kids: list[int] = []
+    number = 2
+    for image in images:
+        if image.mode not in ("L", "RGB"):
+            image = image.convert("RGB")
+        width, height = image.size
+        w_pt, h_pt = width * 72 / dpi, height * 72 / dpi
+        data = zlib.compress(image.tobytes(), 6)
+        space = "/DeviceGray" if image.mode == "L" else "/DeviceRGB"
+        put(number + 1, (f"<< /Type /XObject /Subtype /Image /Width {width} /Height {height} "
+                         f"/ColorSpace {space} /BitsPerComponent 8 /Filter /FlateDecode "
+                         f"/Length {len(data)} >>\nstream\n").encode() + data + b"\nendstream")
+        content = f"q {w_pt:.2f} 0 0 {h_pt:.2f} 0 0 cm /Im0 Do Q".encode()
+        put(number + 2, b"<< /Length %d >>\nstream\n" % len(content) + content
+            + b"\nendstream")
+        put(number + 3, (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {w_pt:.2f} {h_pt:.2f}] "
+                         f"/Resources << /XObject << /Im0 {number + 1} 0 R >> >> "
+                         f"/Contents {number + 2} 0 R >>").encode())
+        kids.append(number + 3)
+        number += 3
+    if not kids:
+        raise ValueError("need at least one page")
+    put(2, f"<< /Type /Pages /Count {len(kids)} /Kids [{' '.join(f'{k} 0 R' for k in kids)}] "
+           f">>".encode())
+    put(1, b"<< /Type /Catalog /Pages 2 0 R >>")
+    xref = written
+    total = number + 1
+    lines = [f"xref\n0 {total}\n0000000000 65535 f \n"]
+    lines += [f"{offsets[n]:010d} 00000 n \n" for n in range(1, total)]
+    lines.append(f"trailer\n<< /Size {total} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n")
+    target.write("".join(lines).encode())
+    return len(kids)
 
 
 def marked_pdf(count: int, *, size: tuple[int, int] = (1275, 1650), dpi: float = 150
