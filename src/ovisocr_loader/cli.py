@@ -1,8 +1,9 @@
-"""The ``ovisocr`` command: parse files, or run the simulator.
+"""The ``ovisocr`` command: parse files, measure an endpoint, or run the simulator.
 
 ``ovisocr parse PATH...`` writes one output file per input (pages in order),
 shows a progress bar on a terminal and a summary at the end, and exits non-zero
-when any file or page failed. ``ovisocr simulate`` serves the simulated model.
+when any file or page failed. ``ovisocr bench`` measures a real endpoint at
+several concurrency levels; ``ovisocr simulate`` serves the simulated model.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
+from . import bench
 from .document import ParsedDocument
 from .errors import OvisLoaderError
 from .parser import OvisParser
@@ -32,6 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.command == "simulate":
         return _simulate(args)
+    if args.command == "bench":
+        return _bench(args)
     return _parse(args)
 
 
@@ -54,6 +58,17 @@ def _arguments() -> argparse.ArgumentParser:
     p.add_argument("--first-token-timeout", type=float, default=120.0)
     p.add_argument("--page-timeout", type=float, default=900.0)
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    b = sub.add_parser("bench", help="measure an endpoint: pages/min and latency per "
+                                     "concurrency level, and its elbow")
+    b.add_argument("--base-url", action="append", metavar="URL",
+                   help="endpoint to measure (env OVISOCR_BASE_URL); repeat for several")
+    b.add_argument("--model", help="served model name (default: discovered)")
+    b.add_argument("--levels", default="8,16,32,64",
+                   help="comma-separated concurrency levels (default 8,16,32,64)")
+    b.add_argument("--pages-per-level", type=int, default=None,
+                   help="fresh pages per level (default 3x the level, at least 16)")
+    b.add_argument("--warmup", type=int, default=4, help="pages sent first, not counted")
+    b.add_argument("--dpi", type=float, default=150)
     s = sub.add_parser("simulate", help="serve the simulated OvisOCR2 model on 127.0.0.1")
     s.add_argument("--port", type=int, default=8000)
     s.add_argument("--speed", type=float, default=1.0,
@@ -101,6 +116,25 @@ def _parse(args: argparse.Namespace) -> int:
           f"{elapsed:.1f} s ({rate:.0f} pages/min); {page_errors} page errors, "
           f"{failed_files} files failed; output in {out_dir}", file=sys.stderr)
     return EXIT_FAILED if failed_files or page_errors else EXIT_OK
+
+
+def _bench(args: argparse.Namespace) -> int:
+    try:
+        levels = sorted({int(v) for v in args.levels.split(",") if v.strip()})
+    except ValueError:
+        print(f"ovisocr: --levels must be integers: {args.levels}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if not levels or min(levels) < 1:
+        print("ovisocr: --levels needs at least one level >= 1", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        results = bench.run(args.base_url, args.model, levels, args.pages_per_level,
+                            args.warmup, args.dpi)
+    except OvisLoaderError as exc:
+        print(f"ovisocr: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    print(bench.report(results))
+    return EXIT_FAILED if any(r.errors for r in results) else EXIT_OK
 
 
 def _output_names(files: list[Path], out_dir: Path, fmt: str) -> dict[str, Path]:

@@ -66,3 +66,32 @@ def test_unreachable_server_exits_2_with_a_hint(tmp_path: Path,
                  "--base-url", f"http://127.0.0.1:{port}/v1"])
     assert code == 2
     assert "vllm serve" in capsys.readouterr().err
+
+
+def test_repeated_base_url_spreads_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    with Simulator() as a, Simulator() as b:
+        pdf, _ = marked_pdf(12)
+        (tmp_path / "a.pdf").write_bytes(pdf)
+        code = main(["parse", str(tmp_path / "a.pdf"), "-o", str(tmp_path / "out"),
+                     "--base-url", a.base_url, "--base-url", b.base_url, "--concurrency", "4"])
+        assert code == 0
+        assert len(a.completions()) >= 3 and len(b.completions()) >= 3
+        assert len(a.completions()) + len(b.completions()) == 12
+
+
+def test_bench_measures_levels_on_never_repeated_pages(capsys: pytest.CaptureFixture[str]):
+    with Simulator() as sim:
+        code = main(["bench", "--base-url", sim.base_url, "--levels", "4,2",
+                     "--pages-per-level", "6", "--warmup", "2"])
+        ids = [r.page_id for r in sim.completions()]
+    assert code == 0
+    assert len(ids) == 2 + 6 + 6 and None not in ids and len(set(ids)) == len(ids)
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[1:3]] == ["2", "4"]
+    assert all(line.split()[1] == "6" for line in out[1:3])
+    assert out[3].startswith("elbow: concurrency ")
+
+
+def test_bench_rejects_bad_levels(capsys: pytest.CaptureFixture[str]):
+    assert main(["bench", "--levels", "eight"]) == 2
+    assert "--levels" in capsys.readouterr().err

@@ -19,7 +19,15 @@ from ovisocr_loader.errors import (
     UnsupportedFormatError,
 )
 from ovisocr_loader.sources import encode_page, load_input, open_source
-from ovisocr_loader.testing import make_pdf, make_tiff, page_image
+from ovisocr_loader.sources.pdf import REOPEN_EVERY
+from ovisocr_loader.testing import (
+    make_pdf,
+    make_tiff,
+    next_page_id,
+    page_image,
+    read_page_id,
+    write_pdf,
+)
 
 SETTINGS = RenderSettings()
 
@@ -224,3 +232,21 @@ def test_faint_scan_and_noisy_blank():
     for x, y in [(10, 10), (500, 900), (1200, 1600)]:  # three specks of dust
         noisy.putpixel((x, y), 120)
     assert encode_page(_open(make_pdf([noisy])).render(1)).blank
+
+
+def test_long_pdfs_are_reopened_and_still_render_every_page(tmp_path: Path):
+    # PDFium keeps parsed page objects until the document closes; the source reopens it
+    # every REOPEN_EVERY pages. Pages after a reopen must be the right ones, also when
+    # the document is encrypted or given as bytes.
+    count = REOPEN_EVERY + 6
+    ids = [next_page_id() for _ in range(count)]
+    buffer = io.BytesIO()
+    write_pdf(buffer, (page_image(pid, size=(400, 520)) for pid in ids), dpi=50)
+    src = _open(buffer.getvalue())
+    assert [read_page_id(src.render(n).image) for n in src.page_numbers] == ids
+
+    path = tmp_path / "secret.pdf"
+    path.write_bytes(_vector_pdf([letter] * (REOPEN_EVERY + 2), encrypt="s3cret"))
+    secret = open_source(load_input(path), SETTINGS, password="s3cret")
+    sizes = {secret.render(n).image.size for n in secret.page_numbers}
+    assert sizes == {(1275, 1650)}
