@@ -31,7 +31,8 @@ def test_looping_page_is_aborted_early_and_healed_by_the_penalized_retry(sim, ki
     page = OvisParser(base_url=sim.base_url).parse(pdf).pages[0]
     first, retry = sim.for_page(pid)
     assert "frequency_penalty" not in first.body          # the first pass is never penalized
-    assert first.disconnected and first.finish_reason is None
+    assert sim.wait_until(lambda: first.disconnected)
+    assert first.finish_reason is None
     assert first.tokens_generated < 1024                  # far below the 4096 cap
     assert retry.body["frequency_penalty"] == 0.3
     assert retry.body["max_tokens"] == 4096
@@ -80,7 +81,7 @@ def test_legitimately_repeated_lines_survive_intact(sim):
     page = OvisParser(base_url=sim.base_url).parse(pdf).pages[0]
     assert page.markdown == sheet and not page.loop_trimmed
     first, retry = sim.for_page(pid)
-    assert first.disconnected                       # the guard suspected a loop ...
+    assert sim.wait_until(lambda: first.disconnected)     # the guard suspected a loop ...
     assert retry.finish_reason == "stop"            # ... the model ended the page itself
 
 

@@ -67,7 +67,8 @@ def test_hang_is_cut_by_first_token_timeout(ovis_simulator: Simulator):
     assert time.monotonic() - started < 5
     assert page.markdown == TEXT
     assert page.attempts[0].error.startswith("FirstTokenTimeout")
-    assert ovis_simulator.for_page(pid)[0].disconnected
+    first = ovis_simulator.for_page(pid)[0]
+    assert ovis_simulator.wait_until(lambda: first.disconnected)
 
 
 def test_stall_mid_stream_is_cut_by_page_timeout(ovis_simulator: Simulator):

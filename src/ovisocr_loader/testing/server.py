@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,6 +162,20 @@ class Simulator:
 
     def for_page(self, page_id: int) -> list[RequestRecord]:
         return [r for r in self.completions() if r.page_id == page_id]
+
+    @staticmethod
+    def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+        """Poll ``condition`` until it holds or ``timeout`` passes; return its last value.
+
+        The server sees a client's disconnect on its own clock (it checks the
+        socket between tokens), which may come after the client call returned.
+        """
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() >= deadline:
+                return condition()
+            time.sleep(0.01)
+        return True
 
     def start(self) -> Simulator:
         ready = threading.Event()
