@@ -19,7 +19,6 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from . import bench
 from .document import ParsedDocument
 from .errors import OvisLoaderError
 from .parser import OvisParser
@@ -119,6 +118,8 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from . import bench  # page generation pulls in the test-page helpers; only here
+
     try:
         levels = sorted({int(v) for v in args.levels.split(",") if v.strip()})
     except ValueError:

@@ -66,7 +66,7 @@ class OvisBlobParser(BaseBlobParser):
 
     def lazy_parse(self, blob: Blob) -> Iterator[Document]:
         """Documents of one blob; a page that failed carries ``ocr_error`` in its metadata."""
-        for parsed in self.parser.parse_many([blob_job(blob)]):
+        for parsed in self.parser.parse_many([_blob_job(blob)]):
             yield from self.to_documents(parsed)
 
     def to_documents(self, parsed: ParsedDocument) -> list[Document]:
@@ -175,7 +175,7 @@ class OvisLoader(BaseLoader):
                 yield doc
 
 
-def blob_job(blob: Blob) -> DocumentJob:
+def _blob_job(blob: Blob) -> DocumentJob:
     """A blob backed by a file is read from its path; an in-memory one from its bytes."""
     if blob.data is None and blob.path is not None:
         return DocumentJob(str(blob.path), name=blob.source)
