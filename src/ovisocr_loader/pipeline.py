@@ -88,6 +88,9 @@ class Session:
                                   for url in settings.base_urls], settings.health)
         self.limiter = asyncio.Semaphore(settings.concurrency)
         self.window = asyncio.Semaphore(settings.concurrency + settings.prefetch)
+        #: inputs open at once over all calls on this loop: SimpleDirectoryReader.aload_data
+        #: starts one parse per file, and each open PDF holds a file descriptor
+        self.open_documents = asyncio.Semaphore(settings.concurrency + settings.prefetch)
         #: pages rendered at once: PDFium itself is serialised, PNG encoding is not
         self.renders = asyncio.Semaphore(max(1, min(4, os.cpu_count() or 1)))
         self.cache = PageCache(settings.cache_dir) if settings.cache_dir else None
@@ -175,7 +178,7 @@ def render_page(source: PageSource, page_number: int, settings: RenderSettings) 
     return encode_page(source.render(page_number), compress_level=settings.png_compress_level)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Run:
     """A document in flight: its open source and the pages finished so far."""
 
@@ -218,8 +221,16 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
         if not state["producing"] and state["open"] == 0:
             out.put_nowait(_END)
 
+    open_runs: set[_Run] = set()
+
+    def close(run: _Run) -> None:
+        if run in open_runs:
+            open_runs.discard(run)
+            run.source.close()
+            session.open_documents.release()
+
     def finish(run: _Run) -> None:
-        run.source.close()
+        close(run)
         state["open"] -= 1
         out.put_nowait(run.document(session.model))
         maybe_end()
@@ -280,12 +291,15 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
         label = job.name or (str(job.source) if not isinstance(
             job.source, (bytes, bytearray, memoryview)) and not hasattr(job.source, "read")
             else None)
+        await session.open_documents.acquire()
         try:
             inp = await asyncio.to_thread(load_input, job.source, name=label)
             source = await asyncio.to_thread(open_source, inp, settings.render,
                                              password=job.password, pages=job.pages)
-        except SourceError as exc:
-            if raise_source_errors or settings.errors == "raise":
+        except BaseException as exc:
+            session.open_documents.release()
+            if not isinstance(exc, SourceError) or raise_source_errors or \
+                    settings.errors == "raise":
                 raise
             log.warning("%s", exc)
             out.put_nowait(ParsedDocument(
@@ -294,7 +308,9 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
             return None
         notify(DocumentStarted(inp.name, len(source.page_numbers)))
         state["open"] += 1
-        return _Run(inp.name, inp.sha256, source)
+        run = _Run(inp.name, inp.sha256, source)
+        open_runs.add(run)
+        return run
 
     async def produce() -> None:
         try:
@@ -338,3 +354,5 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        for run in list(open_runs):   # stopped early: close what is still open
+            close(run)

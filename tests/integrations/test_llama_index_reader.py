@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import fsspec
@@ -190,3 +192,31 @@ def test_cache_dir_makes_a_second_read_free(ovis_simulator: Simulator, scans: Sc
                        ).load_data(scans.fax)
     assert len(ovis_simulator.completions()) == before
     assert [(d.id_, d.text) for d in again] == [(d.id_, d.text) for d in first]
+
+
+FD_SCRIPT = """
+import asyncio, resource, sys
+from pathlib import Path
+from llama_index.core import SimpleDirectoryReader
+from ovisocr_loader.llama_index import OvisReader
+from ovisocr_loader.testing import Simulator, marked_pdf
+
+folder = Path(sys.argv[1])
+for n in range(400):
+    (folder / f"fax{n:03}.pdf").write_bytes(marked_pdf(1)[0])
+resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+with Simulator() as sim:
+    reader = OvisReader(base_url=sim.base_url, concurrency=8)
+    docs = asyncio.run(SimpleDirectoryReader(str(folder), file_extractor={".pdf": reader},
+                                             raise_on_error=True).aload_data())
+print(len(docs), sum(1 for d in docs if d.text and d.metadata["ocr_error"] is None))
+"""
+
+
+def test_a_folder_larger_than_the_file_descriptor_limit(tmp_path: Path):
+    # aload_data starts one parse per file at once; open inputs are bounded per session,
+    # so 400 files under a 256-descriptor limit still all parse
+    result = subprocess.run([sys.executable, "-c", FD_SCRIPT, str(tmp_path)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["400", "400"]
