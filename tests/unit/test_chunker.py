@@ -29,6 +29,17 @@ def test_heading_path_pages_and_budget():
     assert [c.index for c in chunks] == list(range(len(chunks)))
 
 
+def test_consecutive_headings_stay_with_the_text_they_head():
+    doc = _doc("# Report\n\n## Methods\n\n### Sampling\n\nWe sampled twelve sites.\n\n"
+               "## Results\n\nAll sites passed.")
+    chunks = chunk_document(doc, max_tokens=200)
+    assert [c.text for c in chunks] == [
+        "# Report\n\n## Methods\n\n### Sampling\n\nWe sampled twelve sites.",
+        "## Results\n\nAll sites passed."]
+    assert [c.heading_path for c in chunks] == [["Report", "Methods", "Sampling"],
+                                                ["Report", "Results"]]
+
+
 def test_table_and_formula_are_never_split():
     rows = "".join(f"<tr><td>item {i}</td><td>{i}.0</td></tr>" for i in range(6))
     table = f"<table><tr><th>Item</th><th>Value</th></tr>{rows}</table>"

@@ -1,7 +1,8 @@
 """One structure-aware chunker for every integration.
 
 Consecutive elements are packed up to a token budget. A heading starts a new
-chunk and sets the heading path; a table or formula is never split, except a
+chunk (consecutive headings share one, with the text they head) and sets the
+heading path; a table or formula is never split, except a
 table larger than the budget, which is split by rows with its header row
 repeated in every part. Page furniture is left out of chunk text (it stays
 flagged on the elements).
@@ -79,7 +80,8 @@ def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
             if element.kind == "page_furniture" and not include_furniture:
                 continue
             if element.kind == "heading":
-                flush()
+                if any(e.kind != "heading" for e, _ in current):
+                    flush()  # consecutive headings stay together with the text they head
                 level = element.level or 1
                 while path and path[-1][0] >= level:
                     path.pop()
