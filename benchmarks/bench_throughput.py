@@ -152,13 +152,14 @@ def run_ideal(queue: Any, base_url: str, inputs: list[str], concurrency: int) ->
     from ovisocr_loader.client.page_client import PageClient
     from ovisocr_loader.client.transport import Transport
     from ovisocr_loader.config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
-    from ovisocr_loader.sources import encode_page, load_input, open_source
+    from ovisocr_loader.pipeline import render_page
+    from ovisocr_loader.sources import load_input, open_source
 
+    settings = RenderSettings()
     pngs = []
     for item in inputs:
-        source = open_source(load_input(item), RenderSettings())
-        pngs += [encode_page(source.render(n), compress_level=1).png
-                 for n in source.page_numbers]
+        source = open_source(load_input(item), settings)
+        pngs += [render_page(source, n, settings).png for n in source.page_numbers]
         source.close()
 
     async def send_all() -> int:

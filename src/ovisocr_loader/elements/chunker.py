@@ -51,6 +51,17 @@ def element_text(element: Element) -> str:
     return element.text
 
 
+HeadingPath = list[tuple[int, str]]
+
+
+def enter_heading(path: HeadingPath, heading: Element) -> None:
+    """Update ``(level, text)`` pairs in place: a heading closes its level and deeper ones."""
+    level = heading.level or 1
+    while path and path[-1][0] >= level:
+        path.pop()
+    path.append((level, heading.text))
+
+
 def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
                    count_tokens: TokenCounter = approx_tokens,
                    include_furniture: bool = False,
@@ -63,7 +74,7 @@ def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
     if max_tokens < 16:
         raise ValueError("max_tokens must be at least 16")
     chunks: list[Chunk] = []
-    path: list[tuple[int, str]] = []
+    path: HeadingPath = []
     current: list[tuple[Element, str]] = []
     used = 0
 
@@ -82,10 +93,7 @@ def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
             if element.kind == "heading":
                 if any(e.kind != "heading" for e, _ in current):
                     flush()  # consecutive headings stay together with the text they head
-                level = element.level or 1
-                while path and path[-1][0] >= level:
-                    path.pop()
-                path.append((level, element.text))
+                enter_heading(path, element)
             for piece in _pieces(element, max_tokens, count_tokens):
                 cost = count_tokens(piece)
                 if current and used + cost > max_tokens:

@@ -25,15 +25,20 @@ def crop_file_name(sha256: str, page_number: int, figure_number: int) -> str:
     return _UNSAFE.sub("_", f"{sha256[:12]}_p{page_number}_fig{figure_number}") + ".png"
 
 
+def figure_number(elements: list[Element], figure: Element) -> int:
+    """A figure's 1-based number among the figures of its page, in reading order."""
+    return 1 + sum(1 for e in elements if e.kind == "figure" and e.index < figure.index)
+
+
 def crop_figures(page_png: bytes, elements: list[Element], directory: str | None,
                  sha256: str, page_number: int) -> None:
     """Attach PNG bytes to each figure element; also write files when ``directory`` is set.
 
-    Figures are numbered 1, 2, … in reading order among the page's figure elements.
+    Files are named after :func:`figure_number`, so they can be found again later.
     """
     with Image.open(io.BytesIO(page_png)) as page:
         page.load()
-        for number, element in enumerate((e for e in elements if e.kind == "figure"), 1):
+        for element in (e for e in elements if e.kind == "figure"):
             if element.pixel_bbox is None:
                 continue
             left, top, right, bottom = element.pixel_bbox
@@ -45,6 +50,7 @@ def crop_figures(page_png: bytes, elements: list[Element], directory: str | None
             if directory is not None:
                 folder = Path(directory)
                 folder.mkdir(parents=True, exist_ok=True)
+                number = figure_number(elements, element)
                 path = folder / crop_file_name(sha256, page_number, number)
                 path.write_bytes(element.image_png)
                 element.image_path = os.fspath(path)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..elements import Element, element_text, mark_running_furniture, parse_page
+from ..elements.chunker import HeadingPath, enter_heading
 
 PAGE_SEPARATOR = "\f"
 """Joins page texts in one-document-per-file modes (a form feed, as PDF loaders use)."""
@@ -64,14 +65,11 @@ def figure_caption(elements: list[Element], figure: Element) -> str:
 
 def walk_elements(doc: ParsedDocument) -> Iterator[tuple[Element, list[str]]]:
     """Every element in reading order with its heading path (a heading includes itself)."""
-    path: list[tuple[int, str]] = []
+    path: HeadingPath = []
     for page in doc.pages:
         for element in page.elements:
             if element.kind == "heading":
-                level = element.level or 1
-                while path and path[-1][0] >= level:
-                    path.pop()
-                path.append((level, element.text))
+                enter_heading(path, element)
             yield element, [text for _, text in path]
 
 

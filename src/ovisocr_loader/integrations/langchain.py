@@ -80,11 +80,11 @@ class OvisBlobParser(BaseBlobParser):
                              metadata={**base, **document_flags(parsed)})]
         if self.mode == "page":
             return [Document(id=f"{key}_p{page.page_number}", page_content=page.markdown,
-                             metadata={**base, **_page_keys(page), **page_flags(page)})
+                             metadata={**base, **_page_keys(page.page_number), **page_flags(page)})
                     for page in parsed.pages]
         # blank and failed pages have no elements: each stays on record as an empty Document
         empty = [Document(id=f"{key}_p{page.page_number}", page_content="",
-                          metadata={**base, **_page_keys(page), **page_flags(page)})
+                          metadata={**base, **_page_keys(page.page_number), **page_flags(page)})
                  for page in parsed.pages if not page.ok or page.blank]
         if self.chunk_size is not None:
             return empty + self._chunk_documents(parsed, key, base)
@@ -96,7 +96,7 @@ class OvisBlobParser(BaseBlobParser):
         docs = []
         for element, path in walk_elements(parsed):
             page = pages[element.page_number]
-            meta = {**base, **_page_keys(page), **page_flags(page),
+            meta = {**base, **_page_keys(page.page_number), **page_flags(page),
                     "category": _category(element, page), "element_index": element.index,
                     "heading_path": HEADING_SEPARATOR.join(path),
                     "bbox": bbox_text(element.bbox)}
@@ -116,8 +116,7 @@ class OvisBlobParser(BaseBlobParser):
                          ) -> list[Document]:
         docs = []
         for chunk in chunk_document(parsed, self.chunk_size or 512):
-            first = next(p for p in parsed.pages if p.page_number == chunk.pages[0])
-            meta = {**base, **_page_keys(first), "category": "CompositeElement",
+            meta = {**base, **_page_keys(chunk.pages[0]), "category": "CompositeElement",
                     "page_numbers": ",".join(map(str, chunk.pages)),
                     "heading_path": HEADING_SEPARATOR.join(chunk.heading_path)}
             tables = [e.table.html for e in chunk.elements if e.table is not None]
@@ -182,8 +181,8 @@ def _blob_job(blob: Blob) -> DocumentJob:
     return DocumentJob(blob.as_bytes(), name=blob.source or "<blob>")
 
 
-def _page_keys(page: PageResult) -> dict[str, Any]:
-    return {"page": page.page_number - 1, "page_label": str(page.page_number)}
+def _page_keys(page_number: int) -> dict[str, Any]:
+    return {"page": page_number - 1, "page_label": str(page_number)}
 
 
 def _category(element: Element, page: PageResult) -> str:

@@ -31,7 +31,7 @@ from llama_index.core.schema import (
 
 from ..document import ParsedDocument
 from ..elements import Chunk, Element, chunk_document
-from ..elements.crops import crop_file_name
+from ..elements.crops import crop_file_name, figure_number
 from ..parser import OvisParser
 from ..pipeline import DocumentJob
 from .common import (
@@ -310,7 +310,7 @@ def _crop_path(owner: BaseNode, figure: Element, on_page: list[Element]) -> str 
     directory, sha = owner.metadata.get("figures_dir"), owner.metadata.get("source_sha256")
     if not directory or not sha:
         return None
-    number = 1 + sum(1 for e in on_page if e.kind == "figure" and e.index < figure.index)
+    number = figure_number(on_page, figure)
     path = Path(directory) / crop_file_name(sha, figure.page_number, number)
     return str(path) if path.is_file() else None
 
