@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .elements.model import Element
 
 SCHEMA_NAME = "ovisocr_loader.ParsedDocument"
-SCHEMA_VERSION = "1.1.0"  # 1.1: Attempt.endpoint, PageResult.cached
+SCHEMA_VERSION = "1.2.0"  # 1.1: Attempt.endpoint, PageResult.cached; 1.2: Element.src
 
 FinishReason = Literal["stop", "length", "aborted", "repetition", "error"]
 AttemptPurpose = Literal["first", "loop_retry", "long_retry"]

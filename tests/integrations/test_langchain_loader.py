@@ -83,12 +83,25 @@ def test_elements_mode_uses_unstructured_categories(ovis_simulator: Simulator, s
 def test_elements_mode_with_chunks(ovis_simulator: Simulator, scans: Scans):
     docs = OvisLoader(scans.report, mode="elements", chunk_size=4000,
                       base_url=ovis_simulator.base_url).load()
-    blank, *chunks = docs
+    blank, *rest = docs
     assert blank.metadata["blank"] and blank.metadata["page"] == 3
-    assert [d.metadata["category"] for d in chunks] == ["CompositeElement"] * 3
+    assert [d.metadata["category"] for d in rest] == ["CompositeElement"] * 2 + [
+        "Image", "CompositeElement"]
+    chunks = [d for d in rest if d.metadata["category"] == "CompositeElement"]
     assert [d.metadata["page_numbers"] for d in chunks] == ["1", "1,2", "3"]
     assert "Vessel: Borealis; Tonnage: 950" in chunks[1].page_content
     assert chunks[1].metadata["text_as_html"].startswith("<table>")
+    figure = rest[2]   # the figure of chunk 2, citable on its own
+    assert figure.page_content == "Figure 1: Map of the basin."
+    assert figure.metadata["page_number"] == 2 and figure.metadata["page"] == 1
+    assert figure.metadata["bbox"] == "100,600,500,900"
+    width, height, *points = map(float, figure.metadata["page_geometry"].split(","))
+    left, top, right, bottom = map(float, figure.metadata["pixel_bbox"].split(","))
+    assert (left, top, right, bottom) == (round(width * 0.1), round(height * 0.6),
+                                          round(width * 0.5), round(height * 0.9))
+    assert figure.metadata["pdf_bbox"] == ",".join(
+        f"{v:g}" for v in (round(0.1 * points[0], 2), round(0.6 * points[1], 2),
+                           round(0.5 * points[0], 2), round(0.9 * points[1], 2)))
 
 
 def test_paths_lists_and_globs(ovis_simulator: Simulator, scans: Scans, tmp_path: Path):

@@ -10,6 +10,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.schema import Document, ImageNode, MetadataMode, NodeRelationship, TextNode
 
+from ovisocr_loader import OvisParser
 from ovisocr_loader.llama_index import OvisNodeParser, OvisReader
 from ovisocr_loader.testing import Simulator
 
@@ -80,6 +81,26 @@ def test_figures_become_image_nodes_with_their_crop(ovis_simulator: Simulator, s
     assert image.text == "Figure 1: Map of the basin."
     assert image.metadata["page_label"] == "2" and image.metadata["bbox"] == "100,600,500,900"
     assert image.ref_doc_id == pages[1].id_
+    # citations survive the reader-to-node-parser hand-off: the same boxes as the reader's
+    parsed = OvisParser(base_url=ovis_simulator.base_url).parse(scans.report)
+    figure = next(e for e in parsed.pages[1].elements if e.kind == "figure")
+    assert image.metadata["page_number"] == 2
+    assert image.metadata["pixel_bbox"] == ",".join(map(str, figure.pixel_bbox))
+    assert image.metadata["pdf_bbox"] == ",".join(f"{v:g}" for v in figure.pdf_bbox)
+    embedded = image.get_content(metadata_mode=MetadataMode.EMBED)
+    assert "pixel_bbox" not in embedded and "pdf_bbox" not in embedded
+
+
+def test_document_split_keeps_every_page_geometry(ovis_simulator: Simulator, scans: Scans):
+    (doc,) = report_pages(ovis_simulator, scans, split="document")
+    parsed = OvisParser(base_url=ovis_simulator.base_url).parse(scans.report)
+    assert doc.metadata["page_geometry"] == ";".join(
+        f"{p.width},{p.height},{p.page_size_pt[0]:g},{p.page_size_pt[1]:g}"
+        for p in parsed.pages)
+    element_docs = report_pages(ovis_simulator, scans, split="element")
+    figure = next(d for d in element_docs if d.metadata.get("category") == "figure")
+    assert figure.metadata["pdf_bbox"] and figure.metadata["pixel_bbox"]
+    assert figure.text == "Figure 1: Map of the basin."
 
 
 def test_running_headers_and_page_numbers_stay_out_of_chunks(ovis_simulator: Simulator):

@@ -40,16 +40,27 @@ def test_consecutive_headings_stay_with_the_text_they_head():
                                                 ["Report", "Results"]]
 
 
-def test_table_and_formula_are_never_split():
+def test_table_and_formula_within_the_budget_are_never_split():
     rows = "".join(f"<tr><td>item {i}</td><td>{i}.0</td></tr>" for i in range(6))
     table = f"<table><tr><th>Item</th><th>Value</th></tr>{rows}</table>"
-    formula = "$$\n" + " + ".join(f"x_{i}" for i in range(40)) + "\n$$"
+    formula = "$$\n" + " + ".join(f"x_{i}" for i in range(30)) + "\n$$"
     doc = _doc(f"Intro paragraph.\n\n{table}\n\n{formula}")
     chunks = chunk_document(doc, max_tokens=60)
     holding = [c for c in chunks if any(e.kind == "table" for e in c.elements)]
     assert len(holding) == 1 and "Item: item 5; Value: 5.0" in holding[0].text
     formula_chunks = [c for c in chunks if any(e.kind == "formula" for e in c.elements)]
-    assert len(formula_chunks) == 1 and "x_39" in formula_chunks[0].text
+    assert len(formula_chunks) == 1 and "x_0 " in formula_chunks[0].text
+    assert "x_29" in formula_chunks[0].text
+    assert all(approx_tokens(c.text) <= 60 for c in chunks)
+
+
+def test_formula_larger_than_the_budget_is_split_by_lines_only():
+    lines = [f"a_{{{i}}} &= b_{{{i}}} + c_{{{i}}} \\\\" for i in range(30)]
+    doc = _doc("$$\n\\begin{aligned}\n" + "\n".join(lines) + "\n\\end{aligned}\n$$")
+    chunks = chunk_document(doc, max_tokens=60)
+    assert len(chunks) > 1 and all(approx_tokens(c.text) <= 60 for c in chunks)
+    every = [line for c in chunks for line in c.text.splitlines()]
+    assert every[2:-2] == lines   # whole lines, in order, none cut
 
 
 def test_oversized_table_is_split_by_rows_with_the_header_repeated():
@@ -63,3 +74,55 @@ def test_oversized_table_is_split_by_rows_with_the_header_repeated():
         assert approx_tokens(chunk.text) <= 100
     every = [line for c in chunks for line in c.text.splitlines()]
     assert every == [f"Analyte: analyte {i}; Value: {i}" for i in range(80)]
+
+
+def test_chunk_text_with_separators_stays_within_the_budget():
+    # twelve 10-token paragraphs: without counting "\n\n" five would fill 50 and overflow
+    doc = _doc("\n\n".join(f"Paragraph {i:02d} is here ok" for i in range(12)))
+    for budget in (16, 30, 50, 51, 64):
+        chunks = chunk_document(doc, max_tokens=budget)
+        assert all(approx_tokens(c.text) <= budget for c in chunks)
+        assert sum(c.text.count("Paragraph") for c in chunks) == 12
+
+
+def test_a_heading_that_fills_the_budget_keeps_the_start_of_its_text():
+    heading = "# " + " ".join(f"word{i}" for i in range(40))     # ~62 tokens
+    body = "First sentence of the section. Second sentence follows here."
+    doc = _doc(f"Before.\n\n{heading}\n\n{body}")
+    chunks = chunk_document(doc, max_tokens=64)
+    assert all(approx_tokens(c.text) <= 64 for c in chunks)
+    with_heading = [c for c in chunks if any(e.kind == "heading" for e in c.elements)]
+    last = with_heading[-1]
+    assert "First" in last.text and last.text.index("word39") < last.text.index("First")
+    words = " ".join(c.text for c in chunks).split()
+    assert [w for w in words if w.startswith("word")] == [f"word{i}" for i in range(40)]
+
+
+def test_a_heading_never_ends_a_chunk_when_its_text_does_not_fit_beside_it():
+    body = " ".join(f"Sentence {i} of the methods section." for i in range(30))
+    doc = _doc(f"Intro text that is fairly long, {'x' * 150}.\n\n## Methods\n\n{body}")
+    chunks = chunk_document(doc, max_tokens=60)
+    assert all(approx_tokens(c.text) <= 60 for c in chunks)
+    for chunk in chunks:
+        if any(e.kind == "heading" for e in chunk.elements):
+            assert chunk.elements[-1].kind != "heading"
+            assert "Sentence 0 of" in chunk.text
+
+
+def test_long_paragraph_is_split_by_sentences():
+    sentences = [f"This is sentence number {i} of a long paragraph." for i in range(40)]
+    chunks = chunk_document(_doc(" ".join(sentences)), max_tokens=50)
+    assert len(chunks) > 3 and all(approx_tokens(c.text) <= 50 for c in chunks)
+    for chunk in chunks:
+        assert chunk.text.startswith("This is sentence") and chunk.text.endswith("paragraph.")
+
+
+def test_split_table_repeats_the_composed_two_row_header():
+    rows = "".join(f"<tr><td>c{i}</td><td>{i}.1</td><td>{i}.2</td></tr>" for i in range(40))
+    table = ("<table><thead><tr><th rowspan=2>Compound</th><th colspan=2>Recovery</th></tr>"
+             f"<tr><th>Soxtec</th><th>PLE</th></tr></thead>{rows}</table>")
+    chunks = chunk_document(_doc(table), max_tokens=80)
+    assert len(chunks) > 2
+    lines = [line for c in chunks for line in c.text.splitlines()]
+    assert lines == [f"Compound: c{i}; Recovery / Soxtec: {i}.1; Recovery / PLE: {i}.2"
+                     for i in range(40)]

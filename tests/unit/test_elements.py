@@ -111,18 +111,22 @@ def test_lab_report_with_thead_and_numbered_display_formula():
 
 def test_paper_page_with_two_figures_and_captions():
     elements = parse_page(PAPER, 3, width=1000, height=2000, page_size_pt=(500.0, 1000.0))
-    assert kinds(elements) == ["heading", "figure", "caption", "figure", "caption", "paragraph"]
+    assert kinds(elements) == ["heading", "figure", "caption", "figure", "caption", "figure",
+                               "paragraph"]
     first = elements[1]
     assert first.bbox == (100, 120, 480, 400)
     assert first.pixel_bbox == (100, 240, 480, 800)
     assert first.pdf_bbox == (50.0, 120.0, 240.0, 400.0)
     assert elements[3].bbox == (520, 120, 900, 400)   # single quotes, no space before />
-    assert "(2)" in elements[5].text                  # inline \\[..\\] stays in the paragraph
+    assert "(2)" in elements[6].text                  # inline \\[..\\] stays in the paragraph
 
 
-def test_inverted_box_is_dropped_with_a_warning(caplog: pytest.LogCaptureFixture):
-    elements = parse_page(PAPER, 3)
-    assert sum(e.kind == "figure" for e in elements) == 2
+def test_inverted_box_keeps_the_figure_without_a_box(caplog: pytest.LogCaptureFixture):
+    elements = parse_page(PAPER, 3, width=1000, height=2000)
+    figures = [e for e in elements if e.kind == "figure"]
+    assert len(figures) == 3
+    assert figures[2].bbox is None and figures[2].pixel_bbox is None
+    assert figures[2].src == "images/bbox_500_600_400_700.jpg"
     assert "inverted figure box" in caplog.text
 
 

@@ -1,11 +1,12 @@
 """One structure-aware chunker for every integration.
 
-Consecutive elements are packed up to a token budget. A heading starts a new
-chunk (consecutive headings share one, with the text they head) and sets the
-heading path; a table or formula is never split, except a
-table larger than the budget, which is split by rows with its header row
-repeated in every part. Page furniture is left out of chunk text (it stays
-flagged on the elements).
+Consecutive elements are packed up to a token budget, counted on the chunk text
+as emitted (separators included). A heading starts a new chunk (consecutive
+headings share one) and never ends up without the start of the text it heads.
+Tables and formulas stay whole unless larger than the budget: then a table is
+split by rows with its composed header in every part, a formula by lines and
+prose by sentences. Page furniture is left out of chunk text (it stays flagged
+on the elements).
 """
 
 from __future__ import annotations
@@ -43,11 +44,12 @@ class Chunk(BaseModel):
 
 
 def element_text(element: Element) -> str:
-    """How an element reads inside a chunk (tables as embedding-friendly plain text)."""
+    """How an element reads inside a chunk (tables as embedding-friendly plain text;
+    a figure by its alt text when that says something, two words or more)."""
     if element.kind == "heading":
         return "#" * (element.level or 1) + " " + element.text
     if element.kind == "figure":
-        return ""
+        return element.text if len(element.text.split()) >= 2 else ""
     return element.text
 
 
@@ -66,107 +68,206 @@ def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
                    count_tokens: TokenCounter = approx_tokens,
                    include_furniture: bool = False,
                    page_breaks: bool = False) -> list[Chunk]:
-    """Split a parsed document into chunks of at most ``max_tokens`` (tables aside).
+    """Split a parsed document into chunks of at most ``max_tokens``, separators included.
 
-    ``page_breaks=True`` ends a chunk at every page boundary (the heading path
-    carries on), so each chunk cites exactly one page.
+    Only an element larger than the budget on its own makes a larger chunk, and it
+    is split first (a table by rows with its header in every part, prose by
+    sentences, a formula by lines); a formula line or a word longer than the budget
+    is the one thing that can still exceed it. A heading always shares its chunk
+    with the start of the text it heads. ``page_breaks=True`` ends a chunk at every
+    page boundary (the heading path carries on), so each chunk cites exactly one page.
     """
     if max_tokens < 16:
         raise ValueError("max_tokens must be at least 16")
-    chunks: list[Chunk] = []
-    path: HeadingPath = []
-    current: list[tuple[Element, str]] = []
-    used = 0
-
-    def flush() -> None:
-        nonlocal current, used
-        if current and any(text.strip() or e.kind == "figure" for e, text in current):
-            _emit(chunks, current, [h for _, h in path])
-        current, used = [], 0
-
+    packer = _Packer(max_tokens, count_tokens)
     for page in doc.pages:
         if page_breaks:
-            flush()
+            packer.flush()
         for element in page.elements:
             if element.kind == "page_furniture" and not include_furniture:
                 continue
-            if element.kind == "heading":
-                if any(e.kind != "heading" for e, _ in current):
-                    flush()  # consecutive headings stay together with the text they head
-                enter_heading(path, element)
-            for piece in _pieces(element, max_tokens, count_tokens):
-                cost = count_tokens(piece)
-                if current and used + cost > max_tokens:
-                    flush()
-                current.append((element, piece))
-                used += cost
-    flush()
-    return chunks
+            packer.add(element)
+    packer.flush()
+    return packer.chunks
 
 
-def _emit(chunks: list[Chunk], parts: list[tuple[Element, str]], heading_path: list[str]
-          ) -> None:
-    elements = list({id(e): e for e, _ in parts}.values())
-    text = "\n\n".join(t for _, t in parts if t.strip())
-    pages = sorted({e.page_number for e in elements})
-    chunks.append(Chunk(index=len(chunks), text=text, heading_path=heading_path, pages=pages,
-                        elements=elements))
+SEPARATOR = "\n\n"
+_LINES = re.compile(r"\n+")
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
+_WORDS = re.compile(r"\s+")
+
+
+class _Packer:
+    """Packs element pieces into chunks under a token budget, separators counted."""
+
+    def __init__(self, max_tokens: int, count: TokenCounter) -> None:
+        self.max_tokens = max_tokens
+        self.count = count
+        self.path: HeadingPath = []
+        self.parts: list[tuple[Element, str, list[str]]] = []
+        self.chunks: list[Chunk] = []
+
+    def add(self, element: Element) -> None:
+        if element.kind == "heading":
+            if any(e.kind != "heading" for e, _, _ in self.parts):
+                self.flush()  # consecutive headings stay together with the text they head
+            enter_heading(self.path, element)
+        for piece in _pieces(element, self.max_tokens, self.count):
+            self.place(element, piece)
+
+    def fits(self, parts: list[str], piece: str) -> bool:
+        texts = [t for t in [*parts, piece] if t.strip()]
+        return self.count(SEPARATOR.join(texts)) <= self.max_tokens
+
+    def texts(self) -> list[str]:
+        return [text for _, text, _ in self.parts]
+
+    def place(self, element: Element, piece: str) -> None:
+        if not self.parts or self.fits(self.texts(), piece):
+            self._append(element, piece)
+        elif element.kind != "heading" and self.parts[-1][0].kind == "heading":
+            self._place_after_heading(element, piece)
+        else:
+            self.flush()
+            self._append(element, piece)
+
+    def _place_after_heading(self, element: Element, piece: str) -> None:
+        """Put the start of ``piece`` in the heading's chunk; if nothing fits beside what
+        the chunk holds, carry the heading(s) over to a new chunk (a heading that fills
+        most of the budget is split, and its last words go over)."""
+        split = self._fit_prefix(element, piece)
+        if split is None:
+            carry = self._carry_headings()
+            self.flush()
+            self.parts = carry
+            split = self._fit_prefix(element, piece) or self._fit_prefix(element, piece, True)
+        if split is None:  # a single word larger than the room left: it has to go in whole
+            self._append(element, piece)
+            return
+        head, rest = split
+        self._append(element, head)
+        self.flush()
+        for part in _pieces_of_text(element, rest, self.max_tokens, self.count):
+            self.place(element, part)
+
+    def _carry_headings(self) -> list[tuple[Element, str, list[str]]]:
+        """Take the trailing headings (at most half the budget of them) off the parts."""
+        run: list[tuple[Element, str, list[str]]] = []
+        while self.parts and self.parts[-1][0].kind == "heading":
+            run.insert(0, self.parts.pop())
+        while len(run) > 1 and self._cost(run) > self.max_tokens // 2:
+            self.parts.append(run.pop(0))
+        if self._cost(run) <= self.max_tokens // 2:
+            return run
+        last = run[0]
+        words = last[1].split(" ")
+        keep = max(1, len(words) - max(1, len(words) // 4))
+        while keep > 1 and self.count(" ".join(words[keep:])) <= self.max_tokens // 4:
+            keep -= 1
+        self.parts.append((last[0], " ".join(words[:keep]), last[2]))
+        return [(last[0], " ".join(words[keep:]), last[2])]
+
+    def _cost(self, parts: list[tuple[Element, str, list[str]]]) -> int:
+        return self.count(SEPARATOR.join(t for _, t, _ in parts))
+
+    def _fit_prefix(self, element: Element, text: str, words: bool = False
+                    ) -> tuple[str, str] | None:
+        """The longest head of ``text`` (at the coarsest boundary that works) that fits
+        beside the current parts, and the rest; None if not even one unit fits."""
+        levels = [_LINES] if element.kind in ("table", "formula") else [
+            _LINES, _SENTENCES, _WORDS]
+        if words:
+            levels = [_WORDS]
+        current = self.texts()
+        for pattern in levels:
+            cuts = [m.start() for m in pattern.finditer(text) if m.start() > 0]
+            low, high, best = 0, len(cuts) - 1, -1
+            while low <= high:  # the fit shrinks monotonically with the cut: bisect it
+                middle = (low + high) // 2
+                if self.fits(current, text[:cuts[middle]].rstrip()):
+                    best, low = middle, middle + 1
+                else:
+                    high = middle - 1
+            if best >= 0:
+                cut = cuts[best]
+                return text[:cut].rstrip(), text[cut:].strip()
+        return None
+
+    def _append(self, element: Element, text: str) -> None:
+        self.parts.append((element, text, [h for _, h in self.path]))
+
+    def flush(self) -> None:
+        parts = self.parts
+        self.parts = []
+        if not parts or not any(text.strip() or e.kind == "figure" for e, text, _ in parts):
+            return
+        elements = list({id(e): e for e, _, _ in parts}.values())
+        text = SEPARATOR.join(t for _, t, _ in parts if t.strip())
+        pages = sorted({e.page_number for e in elements})
+        self.chunks.append(Chunk(index=len(self.chunks), text=text, heading_path=parts[-1][2],
+                                 pages=pages, elements=elements))
 
 
 def _pieces(element: Element, max_tokens: int, count: TokenCounter) -> list[str]:
+    """An element's chunk text, split when larger than the budget."""
     text = element_text(element)
-    if count(text) <= max_tokens or element.kind == "formula":
+    if count(text) <= max_tokens:
         return [text]
     if element.kind == "table" and element.table is not None:
         return split_table(element.table, max_tokens, count)
-    return _split_prose(text, max_tokens, count)
+    return _pieces_of_text(element, text, max_tokens, count)
+
+
+def _pieces_of_text(element: Element, text: str, budget: int, count: TokenCounter
+                    ) -> list[str]:
+    if count(text) <= budget:
+        return [text] if text else []
+    if element.kind in ("table", "formula"):
+        return _pack_units(text.split("\n"), budget, count, "\n")
+    return _split_prose(text, budget, count)
 
 
 def split_table(table: TableData, max_tokens: int, count: TokenCounter) -> list[str]:
-    """Split an oversized table by rows, repeating the header row(s) in each part."""
+    """Split an oversized table by rows, the composed header in every part."""
     header = table.rows[: table.header_rows]
-    body = table.rows[table.header_rows:]
+    lines = [TableData(rows=[*header, row], header_rows=table.header_rows, html="").to_text()
+             for row in table.rows[table.header_rows:]]
+    if not lines:
+        return [table.to_text()]
+    return _pack_units(lines, max_tokens, count, "\n")
+
+
+def _pack_units(units: list[str], budget: int, count: TokenCounter, joiner: str) -> list[str]:
+    """Greedy packing of whole units (rows, lines); a unit larger than the budget alone."""
     parts: list[str] = []
-    rows: list[list[str]] = []
-    for row in body:
-        candidate = TableData(rows=header + rows + [row], header_rows=table.header_rows,
-                              html="").to_text()
-        if rows and count(candidate) > max_tokens:
-            parts.append(TableData(rows=header + rows, header_rows=table.header_rows,
-                                   html="").to_text())
-            rows = []
-        rows.append(row)
-    if rows or not parts:
-        parts.append(TableData(rows=header + rows, header_rows=table.header_rows,
-                               html="").to_text())
-    return parts
+    buffer: list[str] = []
+    for unit in units:
+        if buffer and count(joiner.join([*buffer, unit])) > budget:
+            parts.append(joiner.join(buffer))
+            buffer = []
+        buffer.append(unit)
+    if buffer:
+        parts.append(joiner.join(buffer))
+    return [p for p in parts if p.strip()]
 
 
 def _split_prose(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
     """Split long prose at line, then sentence, then word boundaries."""
-    units = [u for u in re.split(r"(?<=\n)|(?<=[.!?])\s+", text) if u and u.strip()]
+    units = [u for u in re.split(r"(?<=\n)|(?<=[.!?])\s+|(?<=[。！？])", text) if u and u.strip()]
     pieces: list[str] = []
     buffer = ""
     for unit in units:
+        unit = unit.strip()
         if count(unit) > max_tokens:
-            words = unit.split(" ")
-            unit_parts, part = [], ""
-            for word in words:
-                if part and count(part + " " + word) > max_tokens:
-                    unit_parts.append(part)
-                    part = word
-                else:
-                    part = f"{part} {word}" if part else word
-            unit_parts.append(part)
             if buffer:
                 pieces.append(buffer)
                 buffer = ""
-            pieces.extend(unit_parts)
+            pieces.extend(_pack_units(unit.split(" "), max_tokens, count, " "))
             continue
-        joined = f"{buffer} {unit}".strip() if buffer else unit.strip()
+        joined = f"{buffer} {unit}" if buffer else unit
         if buffer and count(joined) > max_tokens:
             pieces.append(buffer)
-            buffer = unit.strip()
+            buffer = unit
         else:
             buffer = joined
     if buffer:

@@ -1,20 +1,82 @@
-"""Figure stubs ``<img src="images/bbox_L_T_R_B.jpg" />`` into boxes in three frames."""
+"""Image references in page Markdown, and figure boxes in three frames.
+
+Models mark figures in several dialects; all of them become figures:
+
+- OvisOCR2's stub ``<img src="images/bbox_L_T_R_B.jpg" />`` (0-999 frame of the page image);
+- any other ``<img ...>`` tag, alone or inside ``<div>``/``<center>``/``<p>`` wrappers;
+  a file name ``img_in_<kind>_box_L_T_R_B`` encodes a box in page-image pixels;
+- Markdown images ``![alt](src "title")``;
+- docling's placeholder ``<!-- image -->``.
+"""
 
 from __future__ import annotations
 
+import html
 import logging
 import re
+from dataclasses import dataclass
 
 log = logging.getLogger("ovisocr_loader")
 
-#: Tolerates quote and spacing variants and a missing self-closing slash.
-FIGURE_TAG = re.compile(
-    r"""<img\s+src\s*=\s*["']?images/bbox_(\d+)_(\d+)_(\d+)_(\d+)\.jpg["']?\s*/?>""",
+Box = tuple[int, int, int, int]
+PointBox = tuple[float, float, float, float]
+
+#: One image reference of any dialect (group ``tag``, ``md`` or ``placeholder``).
+IMAGE_REF = re.compile(
+    r"(?P<tag><img\b[^<>]*>)"
+    r"|(?P<md>!\[(?P<alt>[^\]\n]{0,500})\]\((?P<src>[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
+    r"(?:\s+[\"'][^\"'\n]*[\"'])?\s*\))"
+    r"|(?P<placeholder><!--\s*image\s*-->)",
     re.IGNORECASE)
+# digits are bounded: an absurd coordinate is no box (and cannot overflow a float)
+_MODEL_BOX = re.compile(r"(?:^|[/_])bbox_(\d{1,6})_(\d{1,6})_(\d{1,6})_(\d{1,6})(?:\.\w+)?$")
+_PIXEL_BOX = re.compile(r"img_in_\w*?_?box_(\d{1,6})_(\d{1,6})_(\d{1,6})_(\d{1,6})(?:\.\w+)?$")
+_ATTRIBUTE = r"""\b{name}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>/]+))"""
 
 
-def to_pixels(bbox: tuple[int, int, int, int], width: int, height: int
-              ) -> tuple[int, int, int, int]:
+@dataclass(frozen=True)
+class ImageRef:
+    """What one image reference says: where the image is and, maybe, its box."""
+
+    src: str | None
+    alt: str
+    model_box: Box | None = None
+    pixel_box: Box | None = None
+
+
+def read_image_ref(match: re.Match[str]) -> ImageRef:
+    """The source, alt text and box of a match of :data:`IMAGE_REF`."""
+    if match.group("placeholder"):
+        return ImageRef(src=None, alt="")
+    if match.group("md"):
+        src, alt = match.group("src"), match.group("alt")
+    else:
+        tag = match.group("tag")
+        src, alt = _attribute(tag, "src"), _attribute(tag, "alt") or ""
+    alt = html.unescape(alt).strip()
+    if not src:
+        return ImageRef(src=None, alt=alt)
+    name = src.rsplit("/", 1)[-1]
+    model = _MODEL_BOX.search(name)
+    pixel = None if model else _PIXEL_BOX.search(name)
+    return ImageRef(src=src, alt=alt,
+                    model_box=_box(model) if model else None,
+                    pixel_box=_box(pixel) if pixel else None)
+
+
+def _attribute(tag: str, name: str) -> str | None:
+    found = re.search(_ATTRIBUTE.format(name=name), tag, re.IGNORECASE)
+    if found is None:
+        return None
+    return next(g for g in found.groups() if g is not None)
+
+
+def _box(match: re.Match[str]) -> Box | None:
+    box = (int(match.group(1)), int(match.group(2)), int(match.group(3)), int(match.group(4)))
+    return box if valid_box(box) else None
+
+
+def to_pixels(bbox: Box, width: int, height: int) -> Box:
     """The card's mapping: ``round(v * size / 1000)``, clamped to the image."""
     left, top, right, bottom = bbox
     return (min(width, max(0, round(left * width / 1000))),
@@ -23,19 +85,41 @@ def to_pixels(bbox: tuple[int, int, int, int], width: int, height: int
             min(height, max(0, round(bottom * height / 1000))))
 
 
-def to_points(bbox: tuple[int, int, int, int], page_size_pt: tuple[float, float]
-              ) -> tuple[float, float, float, float]:
-    """PDF points, origin top-left of the displayed page, y down."""
+def to_model_frame(pixel_box: Box, width: int, height: int) -> Box:
+    """Pixels back into the 0-999 frame (the inverse of :func:`to_pixels`)."""
+    left, top, right, bottom = clamp_pixels(pixel_box, width, height)
+    return (min(999, round(left * 1000 / width)), min(999, round(top * 1000 / height)),
+            min(999, round(right * 1000 / width)), min(999, round(bottom * 1000 / height)))
+
+
+def clamp_pixels(box: Box, width: int, height: int) -> Box:
+    """A pixel box kept inside a ``width`` x ``height`` image."""
+    left, top, right, bottom = box
+    return (min(width, left), min(height, top), min(width, right), min(height, bottom))
+
+
+def to_points(bbox: Box, page_size_pt: tuple[float, float]) -> PointBox:
+    """PDF points, origin top-left of the displayed page, y down, clamped to the page."""
     pw, ph = page_size_pt
-    left, top, right, bottom = bbox
+    left, top, right, bottom = (min(v, 1000) for v in bbox)
     return (round(left * pw / 1000, 2), round(top * ph / 1000, 2),
             round(right * pw / 1000, 2), round(bottom * ph / 1000, 2))
 
 
-def valid_box(bbox: tuple[int, int, int, int]) -> bool:
-    """Drop empty or inverted boxes (the card skips x2 <= x1 or y2 <= y1)."""
+def pixels_to_points(box: Box, width: int, height: int, page_size_pt: tuple[float, float]
+                     ) -> PointBox:
+    """A box in page-image pixels in PDF points (clamped to the page)."""
+    left, top, right, bottom = clamp_pixels(box, width, height)
+    pw, ph = page_size_pt
+    return (round(left * pw / width, 2), round(top * ph / height, 2),
+            round(right * pw / width, 2), round(bottom * ph / height, 2))
+
+
+def valid_box(bbox: Box) -> bool:
+    """Reject empty or inverted boxes (the card skips x2 <= x1 or y2 <= y1); the
+    figure itself is kept, without a box."""
     left, top, right, bottom = bbox
     if right <= left or bottom <= top:
-        log.warning("dropping empty or inverted figure box %s", bbox)
+        log.warning("ignoring an empty or inverted figure box %s", bbox)
         return False
     return True

@@ -1,246 +1,167 @@
-"""Page Markdown from OvisOCR2 into ordered, typed elements (pure).
+"""Page Markdown into ordered, typed elements (pure).
 
-Every non-blank line of the page ends up in exactly one element, so no text is
-lost; markup becomes structure (tables, figures, formulas). Stray ``<think>``
-markers never reach an element.
+The page is normalised (fences around Markdown, wrapper markup; see
+:mod:`.normalise`), split into blocks (:mod:`.blocks`), and each block becomes
+one or more elements. Every non-blank piece of text ends up in exactly one
+element, so no text is lost; markup becomes structure (tables, figures,
+formulas). Stray ``<think>`` markers never reach an element. Spans index the
+page Markdown as the model wrote it.
 """
 
 from __future__ import annotations
 
 import html
+import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from .figures import FIGURE_TAG, to_pixels, to_points, valid_box
+from .blocks import HEADING, Block, split_blocks
+from .captions import mark_captions
+from .figures import (
+    IMAGE_REF,
+    ImageRef,
+    clamp_pixels,
+    pixels_to_points,
+    read_image_ref,
+    to_model_frame,
+    to_pixels,
+    to_points,
+)
+from .formulas import split_formula
 from .model import Element, ElementKind
-from .tables import parse_table
+from .normalise import normalise_page
+from .tables import parse_pipe_table, parse_table
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+\S")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
-_THINK = re.compile(r"^[ \t]*</?think>[ \t]*$")
-_EQ_NUMBER = re.compile(r"^[ \t]*\(([\w.\-]{1,12})\)[ \t]*$")
-_CAPTION = re.compile(
-    r"^\s*(?:\*\*|_)?(?:fig(?:ure)?|figs?\.|table|tab\.|abbildung|abb\.|tabelle|tableau|"
-    r"figura|tabla|tabela|图|表)\s*[\dIVXivx一二三四五六七八九十]",
-    re.IGNORECASE)
+log = logging.getLogger("ovisocr_loader")
+
 _PAGE_NUMBER = re.compile(
     r"^(?:(?:page|p\.|seite|página|pagina)\s*)?[-–—]?\s*\d{1,4}\s*[-–—]?"
     r"(?:\s*(?:of|/|von|de)\s*\d{1,4})?$", re.IGNORECASE)
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_INNER_SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
 _FURNITURE_SLOTS = 2
+
+
+@dataclass(frozen=True)
+class PageGeometry:
+    """What maps a figure box to pixels and points (zeros/None when unknown)."""
+
+    width: int = 0
+    height: int = 0
+    page_size_pt: tuple[float, float] | None = None
 
 
 def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int = 0,
                page_size_pt: tuple[float, float] | None = None) -> list[Element]:
     """Split one page's Markdown into elements in reading order."""
-    blocks = _blocks(markdown)
+    text = normalise_page(markdown)
+    geometry = PageGeometry(width, height, page_size_pt)
     elements: list[Element] = []
-    for kind, start, end in blocks:
-        source = markdown[start:end]
-        elements.extend(_elements(kind, source, start, end, page_number, width, height,
-                                  page_size_pt))
+    for block in split_blocks(text):
+        elements.extend(_elements(block, markdown, text, page_number, geometry))
     for index, element in enumerate(elements):
         element.index = index
-    _mark_captions(elements)
+    mark_captions(elements)
     _mark_page_numbers(elements)
     return elements
 
 
-def _line_offsets(text: str) -> list[tuple[int, int]]:
-    offsets, pos = [], 0
-    for line in text.splitlines(keepends=True):
-        offsets.append((pos, pos + len(line)))
-        pos += len(line)
-    return offsets
-
-
-def _starts_block(line: str) -> bool:
-    stripped = line.strip()
-    return bool(stripped.lower().startswith("<table") or stripped.startswith(("$$", "\\["))
-                or FIGURE_TAG.match(stripped) or _HEADING.match(stripped)
-                or _FENCE.match(line) or _THINK.match(line))
-
-
-def _blocks(text: str) -> list[tuple[str, int, int]]:
-    """(kind, start, end) spans of the raw blocks, in order."""
-    lines = _line_offsets(text)
-    blocks: list[tuple[str, int, int]] = []
-    i = 0
-
-    def line_at(pos: int) -> int:
-        for j in range(i, len(lines)):
-            if lines[j][0] <= pos < lines[j][1]:
-                return j
-        return len(lines) - 1
-
-    while i < len(lines):
-        start, end = lines[i]
-        line = text[start:end]
-        stripped = line.strip()
-        lower = stripped.lower()
-        if not stripped or _THINK.match(line):
-            i += 1
-            continue
-        offset = start + (len(line) - len(line.lstrip()))
-        if lower.startswith("<table"):
-            close = text.lower().find("</table>", offset)
-            stop = len(text) if close < 0 else close + len("</table>")
-            blocks.append(("table", offset, stop))
-            i = line_at(stop - 1) + 1
-            rest = text[stop:lines[i - 1][1]] if i - 1 < len(lines) else ""
-            if rest.strip():
-                blocks.append(("paragraph", stop, lines[i - 1][1]))
-            continue
-        if stripped.startswith(("$$", "\\[")):
-            opener, closer = ("$$", "$$") if stripped.startswith("$$") else ("\\[", "\\]")
-            close = text.find(closer, offset + len(opener))
-            if close < 0:
-                stop = _paragraph_end(text, lines, i)
-            else:
-                stop = close + len(closer)
-                j = line_at(stop - 1)
-                tail = text[stop:lines[j][1]]
-                number = _EQ_NUMBER.match(tail)
-                if number is None and not tail.strip() and j + 1 < len(lines):
-                    after = text[lines[j + 1][0]:lines[j + 1][1]]
-                    if _EQ_NUMBER.match(after):
-                        stop = lines[j + 1][1]
-                elif number is not None:
-                    stop = lines[j][1]
-            blocks.append(("formula", offset, stop))
-            i = line_at(max(offset, stop - 1)) + 1
-            rest_end = lines[i - 1][1]
-            if text[stop:rest_end].strip():  # text after the closing delimiter: keep it
-                blocks.append(("paragraph", stop, rest_end))
-            continue
-        if FIGURE_TAG.match(stripped):
-            blocks.append(("figure_line", offset, end))
-            i += 1
-            continue
-        if _FENCE.match(line):
-            fence = _FENCE.match(line).group(1)  # type: ignore[union-attr]
-            j = i + 1
-            while j < len(lines) and not text[lines[j][0]:lines[j][1]].strip().startswith(fence):
-                j += 1
-            stop = lines[min(j, len(lines) - 1)][1]
-            blocks.append(("code", offset, stop))
-            i = j + 1
-            continue
-        if _HEADING.match(stripped):
-            blocks.append(("heading", offset, end))
-            i += 1
-            continue
-        is_list = bool(_LIST_ITEM.match(line))
-        j = i + 1
-        while j < len(lines):
-            nxt = text[lines[j][0]:lines[j][1]]
-            if not nxt.strip() or _starts_block(nxt):
-                break
-            if is_list != bool(_LIST_ITEM.match(nxt)) and not (is_list and nxt[:1] in " \t"):
-                break
-            j += 1
-        blocks.append(("list" if is_list else "paragraph", offset, lines[j - 1][1]))
-        i = j
-    return blocks
-
-
-def _paragraph_end(text: str, lines: list[tuple[int, int]], i: int) -> int:
-    j = i + 1
-    while j < len(lines) and text[lines[j][0]:lines[j][1]].strip():
-        j += 1
-    return lines[j - 1][1]
-
-
-def _elements(kind: str, source: str, start: int, end: int, page: int, width: int,
-              height: int, page_size_pt: tuple[float, float] | None) -> list[Element]:
-    span = (start, start + len(source.rstrip()))
-    if kind == "table":
-        table = parse_table(source)
+def _elements(block: Block, original: str, text: str, page: int, geometry: PageGeometry
+              ) -> list[Element]:
+    span = (block.start, block.end)
+    source = text[block.start:block.end]
+    if block.kind == "table":
+        table = parse_table(original[block.start:block.end])
         return [Element(kind="table", text=table.to_text(), page_number=page, index=0,
                         span=span, table=table)]
-    if kind == "formula":
-        return [_formula(source, page, span)]
-    if kind == "figure_line":
-        return _figures(source, start, page, width, height, page_size_pt)
-    if kind == "code":
-        lines = source.strip().split("\n")
-        closed = len(lines) > 1 and lines[-1].strip()[:3] in ("```", "~~~")
-        if closed:
-            lines = lines[:-1]
-        info = lines[0].strip()[3:].strip()
-        # in a closed fence a one-word info string is the language; otherwise it is text
-        language = closed and len(lines) > 1 and re.fullmatch(r"[\w+#.-]*", info)
-        head = [] if language else [info]
-        inner = "\n".join([*head, *lines[1:]]).strip("\n")
-        return [Element(kind="code", text=inner, page_number=page, index=0, span=span)]
-    if kind == "heading":
-        match = _HEADING.match(source.strip())
-        assert match is not None
-        return [Element(kind="heading", text=match.group(2).strip(), level=len(match.group(1)),
-                        page_number=page, index=0, span=span)]
-    element_kind: ElementKind = "list" if kind == "list" else "paragraph"
-    return [Element(kind=element_kind, text=source.strip(), page_number=page, index=0,
-                    span=span)]
+    if block.kind == "pipe_table":
+        table = parse_pipe_table(source)
+        return [Element(kind="table", text=table.to_text(), page_number=page, index=0,
+                        span=span, table=table)]
+    if block.kind == "formula":
+        latex, number = split_formula(source)
+        return [Element(kind="formula", text=source.strip(), latex=latex,
+                        equation_number=number, page_number=page, index=0, span=span)]
+    if block.kind == "code":
+        return [Element(kind="code", text=_code_text(source), page_number=page, index=0,
+                        span=span)]
+    if block.kind == "heading":
+        return _heading(source, block.start, page, geometry)
+    kind: ElementKind = "list" if block.kind == "list" else "paragraph"
+    return _with_figures(kind, source, block.start, page, geometry)
 
 
-def _formula(source: str, page: int, span: tuple[int, int]) -> Element:
-    text = source.strip()
-    number = None
-    lines = text.split("\n")
-    inline_number = re.search(r"(\$\$|\\\])[ \t]*\(([\w.\-]{1,12})\)[ \t]*$", lines[-1])
-    if _EQ_NUMBER.match(lines[-1]) and len(lines) > 1:
-        number = _EQ_NUMBER.match(lines[-1]).group(1)  # type: ignore[union-attr]
-        body = "\n".join(lines[:-1]).strip()
-    elif inline_number:
-        number = inline_number.group(2)
-        body = text[: len(text) - len(lines[-1])] + lines[-1][: inline_number.end(1)]
-        body = body.strip()
-    else:
-        body = text
-    if body.startswith("$$"):
-        latex = body[2:-2] if body.endswith("$$") and len(body) >= 4 else body[2:]
-    else:
-        latex = body[2:-2] if body.endswith("\\]") else body[2:]
-    return Element(kind="formula", text=text, latex=latex.strip(), equation_number=number,
-                   page_number=page, index=0, span=span)
+def _code_text(source: str) -> str:
+    lines = source.strip().split("\n")
+    closed = len(lines) > 1 and lines[-1].strip()[:3] in ("```", "~~~")
+    if closed:
+        lines = lines[:-1]
+    info = lines[0].strip()[3:].strip()
+    # in a closed fence a one-word info string is the language; otherwise it is text
+    language = closed and len(lines) > 1 and re.fullmatch(r"[\w+#.-]*", info)
+    head = [] if language else [info]
+    return "\n".join([*head, *lines[1:]]).strip("\n")
 
 
-def _figures(source: str, start: int, page: int, width: int, height: int,
-             page_size_pt: tuple[float, float] | None) -> list[Element]:
+def clean_text(source: str) -> str:
+    """Prose as it reads: ``<br>`` as a line break, gaps left by blanked markup closed."""
+    lines = _BREAK.sub("\n", source).split("\n")
+    return "\n".join(_INNER_SPACES.sub(" ", line.rstrip()) for line in lines).strip()
+
+
+def _heading(source: str, start: int, page: int, geometry: PageGeometry) -> list[Element]:
+    """A heading, with any image reference on its line as a figure after it."""
+    match = HEADING.match(source.strip())
+    assert match is not None
+    figures = [e for e in _with_figures("paragraph", source, start, page, geometry)
+               if e.kind == "figure"]
+    text = clean_text(IMAGE_REF.sub(" ", match.group(2)))
+    if not text:
+        return figures
+    heading = Element(kind="heading", text=text, level=len(match.group(1)), page_number=page,
+                      index=0, span=(start, start + len(source.rstrip())))
+    return [heading, *figures]
+
+
+def _with_figures(kind: ElementKind, source: str, start: int, page: int,
+                  geometry: PageGeometry) -> list[Element]:
+    """Text and figures of a prose block: every image reference becomes a figure."""
     out: list[Element] = []
     last = 0
-    for match in FIGURE_TAG.finditer(source):
-        between = source[last:match.start()].strip()
-        if between:
-            out.append(Element(kind="paragraph", text=between, page_number=page, index=0,
-                               span=(start + last, start + match.start())))
+    for match in IMAGE_REF.finditer(source):
+        _add_text(out, kind, source, start, last, match.start(), page)
+        out.append(_figure(read_image_ref(match), (start + match.start(), start + match.end()),
+                           page, geometry))
         last = match.end()
-        bbox = (int(match.group(1)), int(match.group(2)), int(match.group(3)),
-                int(match.group(4)))
-        if not valid_box(bbox):
-            continue
-        out.append(Element(
-            kind="figure", text="", page_number=page, index=0,
-            span=(start + match.start(), start + match.end()), bbox=bbox,
-            pixel_bbox=to_pixels(bbox, width, height) if width and height else None,
-            pdf_bbox=to_points(bbox, page_size_pt) if page_size_pt else None))
-    rest = source[last:].strip()
-    if rest:
-        out.append(Element(kind="paragraph", text=rest, page_number=page, index=0,
-                           span=(start + last, start + len(source.rstrip()))))
+    _add_text(out, kind, source, start, last, len(source), page)
     return out
 
 
-def _mark_captions(elements: list[Element]) -> None:
-    """A paragraph starting Figure/Table … right after a figure or table (or right
-    before a table, where table captions usually stand) is its caption."""
-    for i, element in enumerate(elements):
-        if element.kind != "paragraph" or not _CAPTION.match(element.text):
-            continue
-        before = elements[i - 1].kind if i > 0 else None
-        after = elements[i + 1].kind if i + 1 < len(elements) else None
-        if before in ("figure", "table") or after == "table":
-            element.kind = "caption"
+def _add_text(out: list[Element], kind: ElementKind, source: str, start: int, begin: int,
+              end: int, page: int) -> None:
+    text = clean_text(source[begin:end])
+    if text:
+        offset = begin + len(source[begin:end]) - len(source[begin:end].lstrip())
+        out.append(Element(kind=kind, text=text, page_number=page, index=0,
+                           span=(start + offset, start + len(source[:end].rstrip()))))
+
+
+def _figure(ref: ImageRef, span: tuple[int, int], page: int, geometry: PageGeometry
+            ) -> Element:
+    width, height, points = geometry.width, geometry.height, geometry.page_size_pt
+    bbox, pixel_bbox, pdf_bbox = ref.model_box, None, None
+    if ref.model_box is not None:
+        pixel_bbox = to_pixels(ref.model_box, width, height) if width and height else None
+        pdf_bbox = to_points(ref.model_box, points) if points else None
+    elif ref.pixel_box is not None:
+        known = bool(width and height)
+        pixel_bbox = clamp_pixels(ref.pixel_box, width, height) if known else ref.pixel_box
+        bbox = to_model_frame(ref.pixel_box, width, height) if known else None
+        pdf_bbox = pixels_to_points(ref.pixel_box, width, height, points) if (
+            known and points) else None
+    return Element(kind="figure", text=ref.alt, page_number=page, index=0, span=span,
+                   bbox=bbox, pixel_bbox=pixel_bbox, pdf_bbox=pdf_bbox, src=ref.src)
 
 
 def _mark_page_numbers(elements: list[Element]) -> None:

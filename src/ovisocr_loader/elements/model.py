@@ -14,11 +14,14 @@ ElementKind = Literal["heading", "paragraph", "list", "table", "formula", "figur
 
 
 class TableData(BaseModel):
-    """A parsed HTML table.
+    """A parsed table (HTML or a Markdown pipe table).
 
     ``rows`` is a rectangular grid of cell strings: a cell spanning several
     positions (rowspan/colspan) is repeated into each of them. ``header_rows``
-    counts the leading rows that are headers (``<thead>`` or all ``<th>``).
+    counts the leading rows that are headers (``<thead>``/``<th>``, a pipe table's
+    rows above its delimiter, or inferred: see :mod:`ovisocr_loader.elements.tables`).
+    ``html`` is the table as the model wrote it (built from the grid for a pipe
+    table); ``truncated`` marks a ``<table>`` that was never closed.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -28,8 +31,22 @@ class TableData(BaseModel):
     html: str
     truncated: bool = False
 
+    def column_headers(self) -> list[str]:
+        """One header per column: the distinct header cells above it, top-down, joined
+        with ``" / "`` (``% Recovery / Soxtec``); empty strings without header rows."""
+        width = max((len(r) for r in self.rows), default=0)
+        headers = []
+        for col in range(width):
+            parts: list[str] = []
+            for row in self.rows[: self.header_rows]:
+                cell = row[col] if col < len(row) else ""
+                if cell and cell not in parts:
+                    parts.append(cell)
+            headers.append(" / ".join(parts))
+        return headers
+
     def to_markdown(self) -> str:
-        """A pipe table; the first row is the header row (an empty one if none)."""
+        """A pipe table whose header row is the composed header (an empty one if none)."""
         if not self.rows:
             return ""
         width = max(len(r) for r in self.rows)
@@ -39,23 +56,23 @@ class TableData(BaseModel):
             return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ")
                                      for c in padded) + " |"
 
-        header = self.rows[0] if self.header_rows else [""] * width
-        body = self.rows[1:] if self.header_rows else self.rows
-        return "\n".join([line(header), "|" + "---|" * width, *(line(r) for r in body)])
+        body = self.rows[self.header_rows:]
+        return "\n".join([line(self.column_headers()), "|" + "---|" * width,
+                          *(line(r) for r in body)])
 
     def to_text(self) -> str:
         """Plain text for embeddings: one line per row, ``header: value`` pairs when known."""
         if not self.rows:
             return ""
-        header = self.rows[0] if self.header_rows else None
-        body = self.rows[self.header_rows:] if self.header_rows else self.rows
-        lines = []
+        header = self.column_headers() if self.header_rows else None
+        body = self.rows[self.header_rows:]
         if header is not None and not body:
             return "; ".join(c for c in header if c)
+        lines = []
         for row in body:
             if header is not None:
-                pairs = [f"{h}: {c}" if h and h != c else c
-                         for h, c in zip(header, row, strict=True)]
+                pairs = [f"{h}: {c}" if h and c and h != c else c
+                         for h, c in zip(header, row, strict=False)]
                 lines.append("; ".join(p for p in pairs if p))
             else:
                 lines.append("; ".join(c for c in row if c))
@@ -69,6 +86,8 @@ class Element(BaseModel):
     boxes: ``bbox`` is the model's 0-1000 frame of the page image; ``pixel_bbox``
     the rendered page image's pixels; ``pdf_bbox`` PDF points with the origin at
     the top-left corner of the displayed (rotated) page, y growing downwards.
+    A figure's ``text`` is the image's alt text and ``src`` the reference the model
+    wrote (None for OvisOCR2's stub-free placeholders).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -87,3 +106,4 @@ class Element(BaseModel):
     pdf_bbox: tuple[float, float, float, float] | None = None
     image_png: bytes | None = Field(default=None, repr=False)
     image_path: str | None = None
+    src: str | None = None

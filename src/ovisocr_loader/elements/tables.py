@@ -1,66 +1,138 @@
-"""HTML tables from the model into grids (beautifulsoup4's lenient html.parser).
+"""Tables from the model into grids: HTML (beautifulsoup4's lenient html.parser)
+and GFM pipe tables.
 
-The model's tables may carry rowspan/colspan (quoted or not), ``<thead>``,
-``<th>``, ``<br>``, entities, unclosed tags, and may be cut off by truncation.
+HTML tables may carry rowspan/colspan (quoted or not), ``<thead>``, ``<th>``,
+``<br>``, entities, unclosed tags, and may be cut off by truncation.
+
+Header rows: ``<thead>`` rows or rows of ``<th>`` cells; a pipe table's rows
+above its delimiter row. Without any of those, the first row is inferred to be a
+header, conservatively, when it holds no numbers (years aside) and either has a
+cell spanning several columns, or stands over a column whose body is mostly
+numbers. Rows that header cells span down into (rowspan) are header rows too.
 """
 
 from __future__ import annotations
 
+import html as html_lib
 import re
+from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup, Tag
 
+from .figures import IMAGE_REF, read_image_ref
 from .model import TableData
 
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _MAX_SPAN = 1000
+_NUMBER = re.compile(
+    r"^[\s(\[]*[-+−–~≈<>≤≥±]?\s*[$€£¥]?\s*\d[\d\s,.'’]*\s*(?:%|‰|[kKmMbB]n?)?[\s)\]*]*$")
+_YEAR = re.compile(r"^\s*(?:1[89]|20)\d\d\s*[A-Za-z]?\s*$")
+_DELIMITER_CELL = re.compile(r"^\s*:?-{1,}:?\s*$")
+
+
+@dataclass
+class _Grid:
+    """Rows being built, with what header inference needs to know about them."""
+
+    rows: list[list[str]] = field(default_factory=list)
+    marked: list[bool] = field(default_factory=list)   # <thead>/<th> rows
+    colspans: list[bool] = field(default_factory=list)  # a cell spans columns
+    rowspans: list[int] = field(default_factory=list)   # the tallest cell of the row
 
 
 def parse_table(html: str) -> TableData:
     """Parse one ``<table>`` (possibly unterminated) into a rectangular grid."""
     soup = BeautifulSoup(html, "html.parser")
     table = soup.find("table")
-    rows: list[list[str]] = []
-    header_flags: list[bool] = []
-    pending: dict[int, tuple[int, str]] = {}   # column -> (rows still covered, text)
+    grid = _Grid()
     if isinstance(table, Tag):
-        for tr in table.find_all("tr"):
-            if not isinstance(tr, Tag) or tr.find_parent("table") is not table:
-                continue
-            row: list[str] = []
-            cells = [c for c in tr.find_all(["td", "th"], recursive=False) if isinstance(c, Tag)]
-            in_head = tr.find_parent("thead") is not None
-            all_th = bool(cells) and all(c.name == "th" for c in cells)
-            col = 0
-            for cell in cells:
-                col = _fill_pending(row, pending, col)
-                text = _cell_text(cell)
-                colspan = _span(cell.get("colspan"))
-                rowspan = _span(cell.get("rowspan"))
-                for offset in range(colspan):
-                    row.append(text)
-                    if rowspan > 1:
-                        pending[col + offset] = (rowspan - 1, text)
-                col += colspan
-            _fill_pending(row, pending, col, drain=True)
-            if row:
-                rows.append(row)
-                header_flags.append(in_head or all_th)
-    if isinstance(table, Tag):
-        stray = [s.strip() for s in table.find_all(string=True)
+        _read_rows(table, grid)
+        stray = [_plain(s) for s in table.find_all(string=True)
                  if s.strip() and _outside_rows(s)]
         if stray:  # text the model put inside <table> but outside any cell: keep it
-            rows.append([" ".join(stray)])
-            header_flags.append(False)
-    width = max((len(r) for r in rows), default=0)
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    header_rows = 0
-    for flag in header_flags:
+            _append(grid, [" ".join(s for s in stray if s)], False, False, 1)
+    rows = _rectangular(grid.rows)
+    marked = 0
+    for flag in grid.marked:
         if not flag:
             break
-        header_rows += 1
+        marked += 1
+    header_rows = marked or infer_header_rows(rows, grid.colspans, grid.rowspans)
     truncated = "</table>" not in html.lower()
     return TableData(rows=rows, header_rows=header_rows, html=html, truncated=truncated)
+
+
+def _read_rows(table: Tag, grid: _Grid) -> None:
+    pending: dict[int, tuple[int, str]] = {}   # column -> (rows still covered, text)
+    for tr in table.find_all("tr"):
+        if not isinstance(tr, Tag) or tr.find_parent("table") is not table:
+            continue
+        row: list[str] = []
+        cells = [c for c in tr.find_all(["td", "th"], recursive=False) if isinstance(c, Tag)]
+        col, wide, tall = 0, False, 1
+        for cell in cells:
+            col = _fill_pending(row, pending, col)
+            text = _cell_text(cell)
+            colspan, rowspan = _span(cell.get("colspan")), _span(cell.get("rowspan"))
+            wide, tall = wide or colspan > 1, max(tall, rowspan)
+            for offset in range(colspan):
+                row.append(text)
+                if rowspan > 1:
+                    pending[col + offset] = (rowspan - 1, text)
+            col += colspan
+        _fill_pending(row, pending, col, drain=True)
+        if row:
+            marked = tr.find_parent("thead") is not None or (
+                bool(cells) and all(c.name == "th" for c in cells))
+            _append(grid, row, marked, wide, tall)
+
+
+def _append(grid: _Grid, row: list[str], marked: bool, wide: bool, tall: int) -> None:
+    grid.rows.append(row)
+    grid.marked.append(marked)
+    grid.colspans.append(wide)
+    grid.rowspans.append(tall)
+
+
+def _rectangular(rows: list[list[str]]) -> list[list[str]]:
+    width = max((len(r) for r in rows), default=0)
+    return [r + [""] * (width - len(r)) for r in rows]
+
+
+def is_number(cell: str) -> bool:
+    """A cell that reads as a quantity (``12``, ``-3.5%``, ``$1,200``, ``(0.4)``)."""
+    return bool(_NUMBER.match(cell))
+
+
+def infer_header_rows(rows: list[list[str]], colspans: list[bool] | None = None,
+                      rowspans: list[int] | None = None) -> int:
+    """How many leading rows are a header in a table that does not say (0 or more)."""
+    if len(rows) < 2 or not _header_like(rows[0]):
+        return 0
+    body = rows[1:]
+    spans_columns = bool(colspans and colspans[0])
+    if not (spans_columns or _numbers_under_text(rows[0], body)):
+        return 0
+    depth = max(1, min(rowspans[0] if rowspans else 1, len(rows) - 1))
+    count = 1
+    while count < depth and _header_like(rows[count]):
+        count += 1
+    return count
+
+
+def _header_like(row: list[str]) -> bool:
+    cells = [c for c in row if c.strip()]
+    return bool(cells) and not any(is_number(c) and not _YEAR.match(c) for c in cells)
+
+
+def _numbers_under_text(header: list[str], body: list[list[str]]) -> bool:
+    """Some column has a text header over a body that is mostly numbers."""
+    for col, title in enumerate(header):
+        values = [row[col] for row in body if col < len(row) and row[col].strip()]
+        numbers = sum(1 for v in values if is_number(v))
+        if title.strip() and values and numbers * 2 >= len(values) and numbers >= 1:
+            return True
+    return False
 
 
 def _fill_pending(row: list[str], pending: dict[int, tuple[int, str]], col: int,
@@ -84,14 +156,20 @@ def _fill_pending(row: list[str], pending: dict[int, tuple[int, str]], col: int,
 def _span(value: object) -> int:
     try:
         return max(1, min(_MAX_SPAN, int(str(value).strip().strip("\"'"))))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 1
 
 
 def _cell_text(cell: Tag) -> str:
     for br in cell.find_all("br"):
         br.replace_with("\n")
-    lines = [_SPACES.sub(" ", line).strip() for line in cell.get_text().split("\n")]
+    return _plain(cell.get_text())
+
+
+def _plain(text: str) -> str:
+    """Cell text: spaces collapsed, a Markdown image reference as its alt text."""
+    text = IMAGE_REF.sub(lambda m: f" {read_image_ref(m).alt} ", text)
+    lines = [_SPACES.sub(" ", line).strip() for line in text.split("\n")]
     return "\n".join(line for line in lines if line)
 
 
@@ -99,3 +177,49 @@ def _outside_rows(node: object) -> bool:
     """True for text that is not inside a cell of a row (so the grid would miss it)."""
     cell = node.find_parent(["td", "th"])  # type: ignore[attr-defined]
     return cell is None or cell.find_parent("tr") is None
+
+
+def is_delimiter_row(line: str) -> bool:
+    """A pipe table's ``|---|:--:|`` line."""
+    cells = split_pipe_row(line)
+    return "|" in line and bool(cells) and all(_DELIMITER_CELL.match(c) for c in cells)
+
+
+def split_pipe_row(line: str) -> list[str]:
+    """The cells of one pipe-table row (``\\|`` is a literal bar)."""
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    cells = re.split(r"(?<!\\)\|", body)
+    return [_plain(c.replace("\\|", "|")) for c in cells]
+
+
+def parse_pipe_table(source: str) -> TableData:
+    """A GFM pipe table: rows above the delimiter row are the header (inferred without one)."""
+    rows: list[list[str]] = []
+    header_rows = 0
+    for line in source.splitlines():
+        if not line.strip():
+            continue
+        if is_delimiter_row(line):
+            header_rows = header_rows or len(rows)
+            continue
+        rows.append(split_pipe_row(line))
+    rows = _rectangular(rows)
+    if not header_rows:
+        header_rows = infer_header_rows(rows)
+    return TableData(rows=rows, header_rows=header_rows, html=grid_html(rows, header_rows))
+
+
+def grid_html(rows: list[list[str]], header_rows: int) -> str:
+    """An HTML table equivalent to a grid (header rows in ``<thead>`` as ``<th>``)."""
+    def row_html(row: list[str], tag: str) -> str:
+        cells = "".join(f"<{tag}>{html_lib.escape(c)}</{tag}>" for c in row)
+        return f"<tr>{cells}</tr>"
+
+    head = "".join(row_html(r, "th") for r in rows[:header_rows])
+    body = "".join(row_html(r, "td") for r in rows[header_rows:])
+    return (f"<table>{f'<thead>{head}</thead>' if head else ''}"
+            f"<tbody>{body}</tbody></table>")

@@ -13,6 +13,7 @@ from typing import Any
 from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..elements import Element, element_text, mark_running_furniture, parse_page
 from ..elements.chunker import HeadingPath, enter_heading
+from . import metadata as keys
 
 PAGE_SEPARATOR = "\f"
 """Joins page texts in one-document-per-file modes (a form feed, as PDF loaders use)."""
@@ -24,20 +25,23 @@ def error_text(error: PageErrorInfo | None) -> str | None:
 
 
 def page_flags(page: PageResult) -> dict[str, Any]:
-    """The OCR flags of one page, as metadata."""
-    return {"blank": page.blank, "loop_trimmed": page.loop_trimmed,
-            "truncated": page.truncated, "ocr_error": error_text(page.error)}
+    """The OCR flags and the geometry of one page, as metadata."""
+    return {keys.BLANK: page.blank, keys.LOOP_TRIMMED: page.loop_trimmed,
+            keys.TRUNCATED: page.truncated, keys.OCR_ERROR: error_text(page.error),
+            keys.PAGE_GEOMETRY: page_geometry(page)}
 
 
 def document_flags(doc: ParsedDocument) -> dict[str, Any]:
-    """The OCR flags of a whole file: any page's flag, and every error with its page."""
+    """The OCR flags of a whole file: any page's flag, and every error with its page;
+    every page's geometry."""
     errors = [f"page {p.page_number}: {error_text(p.error)}" for p in doc.pages if p.error]
     if doc.error is not None:
         errors.insert(0, error_text(doc.error) or "")
-    return {"blank": bool(doc.pages) and all(p.blank for p in doc.pages),
-            "loop_trimmed": any(p.loop_trimmed for p in doc.pages),
-            "truncated": any(p.truncated for p in doc.pages),
-            "ocr_error": "; ".join(errors) or None}
+    return {keys.BLANK: bool(doc.pages) and all(p.blank for p in doc.pages),
+            keys.LOOP_TRIMMED: any(p.loop_trimmed for p in doc.pages),
+            keys.TRUNCATED: any(p.truncated for p in doc.pages),
+            keys.OCR_ERROR: "; ".join(errors) or None,
+            keys.PAGE_GEOMETRY: ";".join(page_geometry(p) for p in doc.pages)}
 
 
 def document_text(doc: ParsedDocument) -> str:
@@ -57,10 +61,40 @@ def element_content(element: Element) -> str:
 
 
 def figure_caption(elements: list[Element], figure: Element) -> str:
-    """The caption right after a figure, or an empty string."""
+    """The figure's caption (right after it, else right before it), else its alt text."""
     position = next(i for i, e in enumerate(elements) if e is figure)
-    after = elements[position + 1] if position + 1 < len(elements) else None
-    return after.text if after is not None and after.kind == "caption" else ""
+    for neighbour in (position + 1, position - 1):
+        if 0 <= neighbour < len(elements) and elements[neighbour].kind == "caption":
+            return elements[neighbour].text
+    return figure.text
+
+
+def figure_metadata(figure: Element) -> dict[str, Any]:
+    """Where a figure is: page and box in the three frames (flat strings), crop file."""
+    return {keys.PAGE_NUMBER: figure.page_number, keys.BBOX: bbox_text(figure.bbox),
+            keys.PIXEL_BBOX: bbox_text(figure.pixel_bbox),
+            keys.PDF_BBOX: bbox_text(figure.pdf_bbox), keys.IMAGE_PATH: figure.image_path}
+
+
+def page_geometry(page: PageResult) -> str:
+    """``"w,h"`` (page-image pixels), then ``",w_pt,h_pt"`` when the page has a size in
+    points: what the elements need to rebuild their figure boxes from Markdown alone."""
+    size = f"{page.width},{page.height}"
+    if page.page_size_pt is not None:
+        size += ",{:g},{:g}".format(*page.page_size_pt)
+    return size
+
+
+def read_page_geometry(text: object) -> tuple[int, int, tuple[float, float] | None]:
+    """The inverse of :func:`page_geometry`; zeros and None for what is missing or bad."""
+    try:
+        values = [float(v) for v in str(text).split(",")]
+    except ValueError:
+        return 0, 0, None
+    if len(values) not in (2, 4):
+        return 0, 0, None
+    points = (values[2], values[3]) if len(values) == 4 else None
+    return int(values[0]), int(values[1]), points
 
 
 def walk_elements(doc: ParsedDocument) -> Iterator[tuple[Element, list[str]]]:
@@ -73,13 +107,19 @@ def walk_elements(doc: ParsedDocument) -> Iterator[tuple[Element, list[str]]]:
             yield element, [text for _, text in path]
 
 
-def rebuild_pages(texts: list[tuple[int, str]]) -> list[PageResult]:
-    """Pages with elements from ``(page_number, markdown)`` pairs, running furniture marked.
+def rebuild_pages(texts: list[tuple[int, str, str | None]]) -> list[PageResult]:
+    """Pages with elements from ``(page_number, markdown, geometry)``, running furniture
+    marked (``geometry`` as :func:`page_geometry` writes it, or None).
 
     Parsing is deterministic, so a node parser gets back the elements the reader saw
-    from the Markdown alone, without storing elements in document metadata.
+    from the Markdown and the page geometry alone, without storing elements in metadata.
     """
-    pages = [PageResult(page_number=number, markdown=text, elements=parse_page(text, number))
-             for number, text in texts]
+    pages = []
+    for number, text, geometry in texts:
+        width, height, points = read_page_geometry(geometry)
+        pages.append(PageResult(
+            page_number=number, markdown=text, width=width, height=height,
+            page_size_pt=points, elements=parse_page(text, number, width=width, height=height,
+                                                     page_size_pt=points)))
     mark_running_furniture([p.elements for p in pages])
     return pages

@@ -21,12 +21,14 @@ from ..elements import Element, chunk_document
 from ..parser import OvisParser
 from ..pipeline import DocumentJob
 from ..sources import expand_paths
+from . import metadata as keys
 from .common import (
-    bbox_text,
     document_flags,
     element_content,
     figure_caption,
+    figure_metadata,
     page_flags,
+    page_geometry,
     walk_elements,
 )
 
@@ -71,8 +73,8 @@ class OvisBlobParser(BaseBlobParser):
 
     def to_documents(self, parsed: ParsedDocument) -> list[Document]:
         """LangChain Documents for one parsed input, in the parser's mode."""
-        base = {"source": parsed.source, "total_pages": parsed.total_pages,
-                "ocr_model": parsed.model}
+        base = {keys.SOURCE: parsed.source, keys.TOTAL_PAGES: parsed.total_pages,
+                keys.OCR_MODEL: parsed.model}
         key = parsed.sha256 or parsed.source   # ids from content: re-ingestion dedupes
         if parsed.error is not None or self.mode == "single":
             text = self.pages_delimiter.join(p.markdown for p in parsed.pages)
@@ -97,33 +99,44 @@ class OvisBlobParser(BaseBlobParser):
         for element, path in walk_elements(parsed):
             page = pages[element.page_number]
             meta = {**base, **_page_keys(page.page_number), **page_flags(page),
-                    "category": _category(element, page), "element_index": element.index,
-                    "heading_path": HEADING_SEPARATOR.join(path),
-                    "bbox": bbox_text(element.bbox)}
+                    keys.CATEGORY: _category(element, page), keys.ELEMENT_INDEX: element.index,
+                    keys.HEADING_PATH: HEADING_SEPARATOR.join(path)}
             text = element_content(element)
             if element.table is not None:
-                meta["text_as_html"] = element.table.html
+                meta[keys.TEXT_AS_HTML] = element.table.html
             if element.kind == "figure":
                 text = figure_caption(page.elements, element)
-                meta["image_path"] = element.image_path
+                meta.update(figure_metadata(element))
             if element.kind == "formula":
-                meta["latex"] = element.latex
+                meta[keys.LATEX] = element.latex
             docs.append(Document(id=f"{key}_p{element.page_number}_e{element.index}",
                                  page_content=text, metadata=meta))
         return docs
 
     def _chunk_documents(self, parsed: ParsedDocument, key: str, base: dict[str, Any]
                          ) -> list[Document]:
+        """One Document per chunk, then one per figure in it (category ``Image``, with its
+        page and boxes), so a figure can be cited and cropped from a chunk search."""
+        pages = {page.page_number: page for page in parsed.pages}
         docs = []
         for chunk in chunk_document(parsed, self.chunk_size or 512):
-            meta = {**base, **_page_keys(chunk.pages[0]), "category": "CompositeElement",
-                    "page_numbers": ",".join(map(str, chunk.pages)),
-                    "heading_path": HEADING_SEPARATOR.join(chunk.heading_path)}
+            meta = {**base, **_page_keys(chunk.pages[0]), keys.CATEGORY: "CompositeElement",
+                    keys.PAGE_NUMBERS: ",".join(map(str, chunk.pages)),
+                    keys.HEADING_PATH: HEADING_SEPARATOR.join(chunk.heading_path)}
             tables = [e.table.html for e in chunk.elements if e.table is not None]
             if tables:
-                meta["text_as_html"] = "\n".join(tables)
+                meta[keys.TEXT_AS_HTML] = "\n".join(tables)
             docs.append(Document(id=f"{key}_c{chunk.index}", page_content=chunk.text,
                                  metadata=meta))
+            for figure in (e for e in chunk.elements if e.kind == "figure"):
+                on_page = pages[figure.page_number].elements
+                docs.append(Document(
+                    id=f"{key}_c{chunk.index}_p{figure.page_number}_e{figure.index}",
+                    page_content=figure_caption(on_page, figure),
+                    metadata={**meta, **_page_keys(figure.page_number),
+                              keys.CATEGORY: CATEGORIES["figure"],
+                              keys.PAGE_GEOMETRY: page_geometry(pages[figure.page_number]),
+                              **figure_metadata(figure)}))
         return docs
 
 
@@ -182,7 +195,7 @@ def _blob_job(blob: Blob) -> DocumentJob:
 
 
 def _page_keys(page_number: int) -> dict[str, Any]:
-    return {"page": page_number - 1, "page_label": str(page_number)}
+    return {keys.PAGE: page_number - 1, keys.PAGE_LABEL: str(page_number)}
 
 
 def _category(element: Element, page: PageResult) -> str:

@@ -34,13 +34,14 @@ from ..elements import Chunk, Element, chunk_document
 from ..elements.crops import crop_file_name, figure_number
 from ..parser import OvisParser
 from ..pipeline import DocumentJob
+from . import metadata as keys
 from .common import (
     PAGE_SEPARATOR,
-    bbox_text,
     document_flags,
     document_text,
     element_content,
     figure_caption,
+    figure_metadata,
     page_flags,
     rebuild_pages,
     walk_elements,
@@ -51,10 +52,6 @@ log = logging.getLogger("ovisocr_loader")
 Split = Literal["page", "document", "element"]
 FileInput = str | os.PathLike[str] | bytes
 
-#: Kept in metadata for filtering and citing, but never embedded or shown to an LLM.
-TECHNICAL_KEYS = ["page_number", "total_pages", "ocr_model", "blank", "loop_trimmed",
-                  "truncated", "ocr_error", "source_sha256", "figures_dir", "table_html",
-                  "bbox", "image_path", "page_numbers", "category", "element_index"]
 
 
 class OvisReader(BasePydanticReader):
@@ -153,10 +150,10 @@ class OvisReader(BasePydanticReader):
 
     def _documents(self, parsed: ParsedDocument, extra_info: dict[str, Any] | None
                    ) -> list[Document]:
-        base = {**(extra_info or {}), "total_pages": parsed.total_pages,
-                "ocr_model": parsed.model, "source_sha256": parsed.sha256}
+        base = {**(extra_info or {}), keys.TOTAL_PAGES: parsed.total_pages,
+                keys.OCR_MODEL: parsed.model, keys.SOURCE_SHA256: parsed.sha256}
         if self.figures_dir is not None:
-            base["figures_dir"] = self.figures_dir
+            base[keys.FIGURES_DIR] = self.figures_dir
         key = parsed.sha256 or parsed.source
         if parsed.error is not None or self.split == "document":
             return [_document(document_text(parsed), key,
@@ -176,14 +173,14 @@ class OvisReader(BasePydanticReader):
         for element, path in walk_elements(parsed):
             meta = {**base, **_page_keys(element.page_number),
                     **page_flags(pages[element.page_number]),
-                    "category": element.kind, "element_index": element.index,
-                    "header_path": _header_path(path), "bbox": bbox_text(element.bbox)}
+                    keys.CATEGORY: element.kind, keys.ELEMENT_INDEX: element.index,
+                    keys.HEADER_PATH: _header_path(path)}
             text = element_content(element)
             if element.table is not None:
-                meta["table_html"] = element.table.html
+                meta[keys.TABLE_HTML] = element.table.html
             if element.kind == "figure":
                 text = figure_caption(pages[element.page_number].elements, element)
-                meta["image_path"] = element.image_path
+                meta.update(figure_metadata(element))
             docs.append(_document(text, f"{key}_p{element.page_number}_e{element.index}",
                                   meta))
         return docs
@@ -222,18 +219,21 @@ class OvisNodeParser(NodeParser):
 
     def _group_nodes(self, group: list[BaseNode]) -> list[BaseNode]:
         owners: dict[int, BaseNode] = {}
-        texts: list[tuple[int, str]] = []
-        per_page = all("page_number" in n.metadata for n in group)
+        texts: list[tuple[int, str, str | None]] = []
+        per_page = all(keys.PAGE_NUMBER in n.metadata for n in group)
         for node in group:
             if per_page:
-                number = int(node.metadata["page_number"])
+                number = int(node.metadata[keys.PAGE_NUMBER])
                 owners[number] = node
-                texts.append((number, node.get_content()))
-            else:
-                for number, text in enumerate(node.get_content().split(PAGE_SEPARATOR),
-                                              len(texts) + 1):
-                    owners[number] = node
-                    texts.append((number, text))
+                texts.append((number, node.get_content(),
+                              node.metadata.get(keys.PAGE_GEOMETRY)))
+                continue
+            geometry = str(node.metadata.get(keys.PAGE_GEOMETRY) or "").split(";")
+            for offset, text in enumerate(node.get_content().split(PAGE_SEPARATOR)):
+                number = len(texts) + 1
+                owners[number] = node
+                texts.append((number, text, geometry[offset] if offset < len(geometry)
+                              else None))
         pages = rebuild_pages(texts)
         page_elements = {page.page_number: page.elements for page in pages}
         chunks = chunk_document(ParsedDocument(source="", pages=pages), self.chunk_size,
@@ -251,14 +251,14 @@ class OvisNodeParser(NodeParser):
 
     def _chunk_nodes(self, chunk: Chunk, owner: BaseNode,
                      page_elements: dict[int, list[Element]], start: int) -> list[BaseNode]:
-        pages = chunk.pages or [int(owner.metadata.get("page_number", 1))]
+        pages = chunk.pages or [int(owner.metadata.get(keys.PAGE_NUMBER, 1))]
         meta: dict[str, Any] = {**_page_keys(pages[0]),
-                                "page_numbers": ",".join(map(str, pages)),
-                                "header_path": _header_path(chunk.heading_path,
-                                                            self.header_path_separator)}
+                                keys.PAGE_NUMBERS: ",".join(map(str, pages)),
+                                keys.HEADER_PATH: _header_path(chunk.heading_path,
+                                                               self.header_path_separator)}
         tables = [e.table.html for e in chunk.elements if e.table is not None]
         if tables:
-            meta["table_html"] = "\n".join(tables)
+            meta[keys.TABLE_HTML] = "\n".join(tables)
         nodes: list[BaseNode] = []
         if chunk.text.strip():
             nodes.append(self._node(TextNode, chunk.text, meta, owner, start))
@@ -269,16 +269,16 @@ class OvisNodeParser(NodeParser):
             path = _crop_path(owner, element, on_page)
             if path is None:
                 continue
-            nodes.append(self._node(ImageNode, figure_caption(on_page, element), {
-                **meta, **_page_keys(element.page_number), "category": "figure",
-                "bbox": bbox_text(element.bbox), "image_path": path},
-                owner, start + len(nodes), image_path=path))
+            figure = {**meta, **_page_keys(element.page_number), keys.CATEGORY: "figure",
+                      **figure_metadata(element), keys.IMAGE_PATH: path}
+            nodes.append(self._node(ImageNode, figure_caption(on_page, element), figure,
+                                    owner, start + len(nodes), image_path=path))
         return nodes
 
     def _node(self, cls: type[TextNode], text: str, meta: dict[str, Any], owner: BaseNode,
               index: int, **extra: Any) -> TextNode:
-        excluded = sorted(set(owner.excluded_embed_metadata_keys) | set(TECHNICAL_KEYS))
-        excluded_llm = sorted(set(owner.excluded_llm_metadata_keys) | set(TECHNICAL_KEYS))
+        excluded = sorted(set(owner.excluded_embed_metadata_keys) | set(keys.HIDDEN))
+        excluded_llm = sorted(set(owner.excluded_llm_metadata_keys) | set(keys.HIDDEN))
         node = cls(id_=self.id_func(index, owner), text=text,
                    metadata={**owner.metadata, **meta} if self.include_metadata else meta,
                    excluded_embed_metadata_keys=excluded,
@@ -291,14 +291,14 @@ class OvisNodeParser(NodeParser):
 
 
 def _document(text: str, doc_id: str, metadata: dict[str, Any]) -> Document:
-    keys = [k for k in TECHNICAL_KEYS if k in metadata]
+    hidden = [k for k in keys.HIDDEN if k in metadata]
     return Document(id_=doc_id, text=text, metadata=metadata,
-                    excluded_embed_metadata_keys=list(keys),
-                    excluded_llm_metadata_keys=list(keys))
+                    excluded_embed_metadata_keys=list(hidden),
+                    excluded_llm_metadata_keys=list(hidden))
 
 
 def _page_keys(page_number: int) -> dict[str, Any]:
-    return {"page_label": str(page_number), "page_number": page_number}
+    return {keys.PAGE_LABEL: str(page_number), keys.PAGE_NUMBER: page_number}
 
 
 def _header_path(path: list[str], separator: str = "/") -> str:
@@ -307,7 +307,8 @@ def _header_path(path: list[str], separator: str = "/") -> str:
 
 def _crop_path(owner: BaseNode, figure: Element, on_page: list[Element]) -> str | None:
     """The crop file the reader wrote for ``figure``, found again by its stable name."""
-    directory, sha = owner.metadata.get("figures_dir"), owner.metadata.get("source_sha256")
+    directory = owner.metadata.get(keys.FIGURES_DIR)
+    sha = owner.metadata.get(keys.SOURCE_SHA256)
     if not directory or not sha:
         return None
     number = figure_number(on_page, figure)
@@ -322,10 +323,10 @@ def _consecutive_groups(nodes: Sequence[BaseNode]) -> Iterator[list[BaseNode]]:
     """
     group: list[BaseNode] = []
     for node in nodes:
-        sha = node.metadata.get("source_sha256")
-        alone = sha is None or "element_index" in node.metadata
-        if group and (alone or "element_index" in group[-1].metadata
-                      or sha != group[-1].metadata.get("source_sha256")):
+        sha = node.metadata.get(keys.SOURCE_SHA256)
+        alone = sha is None or keys.ELEMENT_INDEX in node.metadata
+        if group and (alone or keys.ELEMENT_INDEX in group[-1].metadata
+                      or sha != group[-1].metadata.get(keys.SOURCE_SHA256)):
             yield group
             group = []
         group.append(node)

@@ -1,0 +1,114 @@
+"""Page normalisation before block parsing, as same-length rewrites.
+
+Markup that carries no content is overwritten with spaces rather than removed,
+so every offset into the normalised page is an offset into the page as the model
+wrote it and element spans stay valid against ``PageResult.markdown``:
+
+- a page (or region) wrapped in a fenced block tagged ``markdown``/``md``, or in
+  an untagged fence whose body is clearly Markdown structure, loses its fence
+  lines (an ``html`` fence holding only a table too); real code blocks are kept;
+- presentational wrappers (``<div style=...>``, ``<center>``, ``<p align=...>``,
+  ``<span>``, ``<font>``, ``<figure>``...) lose their tags and keep their text;
+- HTML comments are dropped, except docling's ``<!-- image -->`` figure placeholder.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCE_OPEN = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*?)[ \t]*$")
+_MARKDOWN_TAGS = {"markdown", "md", "mdx", "gfm"}
+_WRAPPER = re.compile(
+    r"</?(?:div|center|p|span|font|section|article|figure|figcaption|header|footer|main|"
+    r"body|html|blockquote)(?:\s[^<>]*)?/?>",
+    re.IGNORECASE)
+_COMMENT = re.compile(r"<!--(?!\s*image\s*-->).*?-->", re.DOTALL | re.IGNORECASE)
+_STRONG_MARKDOWN = re.compile(
+    r"<table|^[ \t]*\$\$|^[ \t]*\\\[|<img\b|!\[[^\]\n]*\]\(|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*\|",
+    re.IGNORECASE | re.MULTILINE)
+_HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
+_CODE_LINE = re.compile(r"[;{}]\s*$|^\s*(?:def|class|import|from|return|for|while|if)\b|\s=\s",
+                        re.MULTILINE)
+
+Span = tuple[int, int]
+
+
+def normalise_page(text: str) -> str:
+    """``text`` with fences around Markdown and wrapper markup blanked (same length)."""
+    fences, code = _fences(text)
+    blanks = list(fences)
+    for match in (*_WRAPPER.finditer(text), *_COMMENT.finditer(text)):
+        if not _inside(match.start(), code):
+            blanks.append(match.span())
+    return _blank(text, blanks)
+
+
+def code_regions(text: str) -> list[Span]:
+    """Spans of the fenced blocks that stay code blocks."""
+    return _fences(text)[1]
+
+
+def _fences(text: str) -> tuple[list[Span], list[Span]]:
+    """(fence lines to blank, code regions to keep), scanning fences in order."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    blanks: list[Span] = []
+    code: list[Span] = []
+    i = 0
+    while i < len(lines):
+        opened = _FENCE_OPEN.match(lines[i].rstrip("\r\n"))
+        if opened is None:
+            i += 1
+            continue
+        close = _closing_line(lines, i, opened.group("fence"))
+        body = "".join(lines[i + 1:close])
+        if _wraps_markdown(opened.group("info"), body):
+            blanks.append((starts[i], starts[i] + len(lines[i].rstrip("\r\n"))))
+            if close < len(lines):
+                blanks.append((starts[close], starts[close] + len(lines[close].rstrip("\r\n"))))
+            i += 1  # the body is parsed as Markdown, nested fences included
+            continue
+        code.append((starts[i], starts[min(close + 1, len(lines))]))
+        i = close + 1
+    return blanks, code
+
+
+def _closing_line(lines: list[str], opener: int, fence: str) -> int:
+    """Index of the line closing the fence (``len(lines)`` when it is never closed)."""
+    for j in range(opener + 1, len(lines)):
+        stripped = lines[j].strip()
+        if stripped.startswith(fence) and not stripped.strip(fence[0]):
+            return j
+    return len(lines)
+
+
+def _wraps_markdown(info: str, body: str) -> bool:
+    """A fence around page content (the model's wrapping) rather than a code block."""
+    tag = info.strip().lower()   # one word; an info string with more is code
+    if tag in _MARKDOWN_TAGS:
+        return True
+    if tag == "html":
+        stripped = body.strip().lower()
+        return stripped.startswith("<table") and stripped.endswith("</table>")
+    if tag:
+        return False
+    if _STRONG_MARKDOWN.search(body):
+        return True
+    return bool(_HEADING_LINE.search(body)) and not _CODE_LINE.search(body)
+
+
+def _inside(position: int, regions: list[Span]) -> bool:
+    return any(start <= position < end for start, end in regions)
+
+
+def _blank(text: str, spans: list[Span]) -> str:
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        for k in range(start, end):
+            if chars[k] not in "\r\n":
+                chars[k] = " "
+    return "".join(chars)

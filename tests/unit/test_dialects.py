@@ -1,0 +1,269 @@
+"""Other models' Markdown dialects: fences, wrappers, image references, table headers,
+pipe tables, equation numbers, captions; every page also passes the invariants."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ovisocr_loader.elements import parse_page, parse_table
+from ovisocr_loader.elements.normalise import normalise_page
+
+from .markdown_invariants import WRAPPER_MARKUP, check_page
+
+TWO_ROW_HEAD = """<table><thead><tr><th rowspan="2">PAHs compounds</th>
+<th colspan="3">% Recovery</th></tr><tr><th>Soxtec</th><th>Soxhlet</th><th>PLE</th></tr>
+</thead><tbody><tr><td>NAP</td><td>68.3</td><td>65.6</td><td>60.0</td></tr>
+<tr><td>ACY</td><td>61.5</td><td>79.6</td><td>70.1</td></tr></tbody></table>"""
+
+FENCED_PAGE = f"""```markdown
+# 3. Results
+
+Recoveries are listed below.
+
+{TWO_ROW_HEAD}
+
+$$
+E = mc^2
+$$
+
+(13)
+
+Table 6 summarizes the recoveries obtained with each method.
+```"""
+
+PADDLE_PAGE = ("""<div style="text-align: center;">"""
+               """<img src="imgs/img_in_image_box_100_200_500_600.jpg" alt="Image" width="60%" />"""
+               """</div>
+
+<div style="text-align: center;">Figure 1: Sampling sites along the coast.</div>
+
+<center>Centered remark about the sites.</center>
+
+<p align="center"><span style="color: red">Warning:</span> values are provisional.</p>
+
+![A map of the bay](imgs/bay.png "The bay")
+
+Fig. 2 shows the bay in winter.""")
+
+
+def kinds(elements):
+    return [e.kind for e in elements]
+
+
+def test_page_wrapped_in_a_markdown_fence_keeps_its_structure():
+    elements = parse_page(FENCED_PAGE, 1)
+    assert "code" not in kinds(elements)
+    assert kinds(elements) == ["heading", "paragraph", "table", "formula", "paragraph"]
+    assert elements[3].equation_number == "13"
+    assert elements[4].kind == "paragraph"   # a body sentence, not a caption
+    table = elements[2].table
+    assert table is not None and table.header_rows == 2
+    assert table.column_headers() == ["PAHs compounds", "% Recovery / Soxtec",
+                                      "% Recovery / Soxhlet", "% Recovery / PLE"]
+    assert table.to_text().splitlines()[0] == (
+        "PAHs compounds: NAP; % Recovery / Soxtec: 68.3; % Recovery / Soxhlet: 65.6; "
+        "% Recovery / PLE: 60.0")
+    assert table.to_markdown().splitlines()[0].startswith("| PAHs compounds | % Recovery / Sox")
+    check_page(FENCED_PAGE, elements)
+
+
+@pytest.mark.parametrize("opener", ["```md", "```", "~~~markdown", "```Markdown "])
+def test_fence_variants_around_markdown_are_unwrapped(opener):
+    closer = opener[:3]
+    page = f"Intro.\n\n{opener}\n## Section\n\n| a | b |\n|---|---|\n| 1 | 2 |\n{closer}\n\nEnd."
+    elements = parse_page(page, 1)
+    assert kinds(elements) == ["paragraph", "heading", "table", "paragraph"]
+    check_page(page, elements)
+
+
+@pytest.mark.parametrize("page", [
+    "```python\n# a comment\nx = 1\nprint(x)\n```",
+    "```\ndef f(x):\n    return x\n```",
+    "```bash\npip install ovisocr-loader\n```",
+])
+def test_real_code_blocks_stay_code(page):
+    elements = parse_page(page, 1)
+    assert kinds(elements) == ["code"]
+    assert "ovisocr-loader" in elements[0].text or "x" in elements[0].text
+
+
+def test_unclosed_markdown_fence_is_unwrapped_too():
+    elements = parse_page("```markdown\n# Title\n\nBody text.", 1)
+    assert kinds(elements) == ["heading", "paragraph"]
+
+
+def test_html_fence_holding_a_table_is_a_table():
+    page = "```html\n<table><tr><td>a</td><td>1</td></tr></table>\n```"
+    assert kinds(parse_page(page, 1)) == ["table"]
+
+
+def test_every_image_dialect_becomes_a_figure_without_wrapper_markup():
+    elements = parse_page(PADDLE_PAGE, 1, width=1000, height=2000,
+                          page_size_pt=(500.0, 1000.0))
+    assert kinds(elements) == ["figure", "caption", "paragraph", "paragraph", "figure",
+                               "paragraph"]
+    first = elements[0]
+    assert first.src == "imgs/img_in_image_box_100_200_500_600.jpg"
+    assert first.pixel_bbox == (100, 200, 500, 600)
+    assert first.bbox == (100, 100, 500, 300)
+    assert first.pdf_bbox == (50.0, 100.0, 250.0, 300.0)
+    assert elements[1].text == "Figure 1: Sampling sites along the coast."
+    assert elements[2].text == "Centered remark about the sites."
+    assert elements[3].text == "Warning: values are provisional."
+    assert elements[4].text == "A map of the bay" and elements[4].src == "imgs/bay.png"
+    assert elements[5].kind == "paragraph"   # "Fig. 2 shows ..." is body text
+    for element in elements:
+        assert not WRAPPER_MARKUP.search(element.text)
+    check_page(PADDLE_PAGE, elements)
+
+
+def test_image_reference_inside_a_paragraph_splits_it():
+    page = 'See the chart <img src="images/bbox_10_20_30_40.jpg" /> and the map ![](m.png).'
+    elements = parse_page(page, 1)
+    assert kinds(elements) == ["paragraph", "figure", "paragraph", "figure", "paragraph"]
+    assert elements[1].bbox == (10, 20, 30, 40) and elements[3].src == "m.png"
+    check_page(page, elements)
+
+
+def test_docling_image_placeholder_is_a_figure():
+    elements = parse_page("Text.\n\n<!-- image -->\n\n<!-- page break -->\n\nMore.", 1)
+    assert kinds(elements) == ["paragraph", "figure", "paragraph"]
+
+
+def test_absurd_figure_coordinates_never_raise():
+    page = f'<img src="images/bbox_0_0_{"9" * 400}_500.jpg" />'
+    elements = parse_page(page, 1, width=100, height=100, page_size_pt=(10.0, 10.0))
+    assert kinds(elements) == ["figure"] and elements[0].bbox is None
+
+
+def test_pixel_box_larger_than_the_page_is_clamped():
+    page = '<img src="imgs/img_in_chart_box_0_0_5000_5000.jpg" />'
+    figure = parse_page(page, 1, width=1000, height=2000, page_size_pt=(500.0, 1000.0))[0]
+    assert figure.pixel_bbox == (0, 0, 1000, 2000)
+    assert figure.pdf_bbox == (0.0, 0.0, 500.0, 1000.0)
+
+
+@pytest.mark.parametrize(("html", "header_rows"), [
+    # a text first row over numbers: a header
+    ("<table><tr><td>Item</td><td>Price</td></tr><tr><td>Tea</td><td>3.50</td></tr>"
+     "<tr><td>Cake</td><td>$4</td></tr></table>", 1),
+    # years as column titles are still a header
+    ("<table><tr><td></td><td>2019</td><td>2020</td></tr>"
+     "<tr><td>Sales</td><td>1,200</td><td>1,350</td></tr></table>", 1),
+    # a first row spanning columns, with a second row under its row-spanning cells
+    ("<table><tr><td rowspan=2>Channel</td><td colspan=2>Growth</td></tr>"
+     "<tr><td>23M11</td><td>2023 YTD</td></tr><tr><td>Online</td><td>-21.4%</td>"
+     "<td>-8.2%</td></tr></table>", 2),
+    # words over words: no header is claimed
+    ("<table><tr><td>Name</td><td>Role</td></tr><tr><td>Ann</td><td>Chair</td></tr></table>", 0),
+    # a first row holding numbers is data
+    ("<table><tr><td>Tea</td><td>3.50</td></tr><tr><td>Cake</td><td>4</td></tr></table>", 0),
+])
+def test_header_inference_without_thead(html, header_rows):
+    assert parse_table(html).header_rows == header_rows
+
+
+def test_unterminated_table_ends_where_table_markup_stops():
+    page = ("<table><tr><td>Item</td><td>Qty</td></tr>\n<tr><td>Bolts</td><td>12</td></tr>\n\n"
+            "<tr><td>Nuts</td><td>30\n\nThe order ships on Monday.\n\n## Delivery\n\n"
+            "<table><tr><td>a</td></tr></table>")
+    elements = parse_page(page, 1)
+    assert kinds(elements) == ["table", "paragraph", "heading", "table"]
+    table = elements[0].table
+    assert table is not None and table.truncated
+    assert table.rows[-1] == ["Nuts", "30"] and table.header_rows == 1
+    assert not elements[3].table.truncated
+    check_page(page, elements)
+
+
+@pytest.mark.parametrize("page", [
+    "| Item | Qty |\n|:-----|----:|\n| Bolts | 12 |\n| Nuts | 30 |",
+    "Item | Qty\n--- | ---\nBolts | 12\nNuts | 30",
+    "| Item | Qty |\n| Bolts | 12 |\n| Nuts | 30 |",
+])
+def test_pipe_tables_become_tables(page):
+    elements = parse_page(page, 1)
+    assert kinds(elements) == ["table"]
+    table = elements[0].table
+    assert table is not None
+    assert table.rows == [["Item", "Qty"], ["Bolts", "12"], ["Nuts", "30"]]
+    assert table.header_rows == 1
+    assert table.html.startswith("<table><thead><tr><th>Item</th>")
+    assert parse_table(table.html).rows == table.rows   # the html is equivalent
+    check_page(page, elements)
+
+
+def test_pipe_table_with_escaped_bars_and_ragged_rows():
+    page = "| a | b |\n|---|---|\n| x \\| y | 1 | extra |\n| z |"
+    table = parse_page(page, 1)[0].table
+    assert table is not None
+    assert table.rows == [["a", "b", ""], ["x | y", "1", "extra"], ["z", "", ""]]
+
+
+@pytest.mark.parametrize(("page", "number"), [
+    ("$$\nx = 1\n$$\n\n(13)", "13"),
+    ("$$\nx = 1\n$$\n\n\n(2.1a)", "2.1a"),
+    ("\\[\nx = 1\n\\]\n[4]", "4"),
+    ("$$ x = 1 \\tag{7} $$", "7"),
+    ("\\begin{equation}\nx = 1\n\\end{equation}\n(3)", "3"),
+    ("$$x = 1$$ (8)", "8"),
+])
+def test_equation_numbers_join_their_formula(page, number):
+    elements = parse_page(page, 1)
+    assert kinds(elements) == ["formula"]
+    assert elements[0].equation_number == number
+    assert "x = 1" in elements[0].latex
+
+
+@pytest.mark.parametrize(("text", "caption"), [
+    ("Figure 3: Throughput.", True),
+    ("Fig. 3. Latency.", True),
+    ("Table 2 | Results by site", True),
+    ("Table 2 — Results by site", True),
+    ("**Table 2** Results by site", True),
+    ("Table3 Recoveries and relative standard deviations", True),
+    ("图 3 侵蚀沟道面积", True),
+    ("表 2：各品牌零售端表现", True),
+    ("Table 6 summarizes the recoveries obtained with each method.", False),
+    ("Fig. 3 shows the latency under load.", False),
+    ("Figure 2. " + "A very long paragraph of body text. " * 40, False),
+])
+def test_captions_are_short_labelled_blocks_next_to_a_figure_or_table(text, caption):
+    page = f'<img src="images/bbox_1_1_500_500.jpg" />\n\n{text}'
+    assert parse_page(page, 1)[1].kind == ("caption" if caption else "paragraph")
+
+
+def test_caption_needs_a_neighbouring_figure_or_table():
+    assert kinds(parse_page("Intro.\n\nFigure 3: Throughput.\n\nOutro.", 1)) == [
+        "paragraph", "paragraph", "paragraph"]
+
+
+def test_normalisation_keeps_offsets():
+    for page in (FENCED_PAGE, PADDLE_PAGE):
+        normalised = normalise_page(page)
+        assert len(normalised) == len(page)
+        assert [i for i, c in enumerate(page) if c == "\n"] == [
+            i for i, c in enumerate(normalised) if c == "\n"]
+
+
+FRAGMENTS = st.sampled_from([
+    "# ", "- ", "$$", "\\[", "\\]", "(3)", "[4]", "<table>", "<tr>", "<td>", "</td>",
+    "</tr>", "</table>", "<th rowspan=2>", "<td colspan=3>", "<thead>", "</thead>",
+    "```", "```markdown", "~~~", "| ", " |", "|---|---|", "<div style='a'>", "</div>",
+    "<center>", "</center>", "<p align=center>", "</p>", "<span>", "</span>",
+    '<img src="imgs/img_in_image_box_1_2_30_40.jpg" />', "![alt](x.png)", "![](y.jpg)",
+    '<img src="images/bbox_1_2_30_40.jpg" />', "<!-- image -->", "Figure 1:", "Table 2",
+    "\\tag{5}", "\n", "\n\n", " ", "&amp;",
+])
+WORDS = st.from_regex(r"[A-Za-z][a-z0-9]{0,7}", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(FRAGMENTS, WORDS), max_size=60).map("".join))
+def test_dialect_grammar_properties(page):
+    elements = parse_page(page, 1, width=100, height=100, page_size_pt=(72.0, 72.0))
+    check_page(page, elements, max_tokens=32)
+    for element in elements:
+        assert element.pixel_bbox is None or all(0 <= v <= 100 for v in element.pixel_bbox)
