@@ -150,6 +150,7 @@ def run_ideal(queue: Any, base_url: str, inputs: list[str], concurrency: int) ->
     """Pre-render every page, then send them through a plain semaphore (same recipe)."""
     from ovisocr_loader.client.endpoints import EndpointPool
     from ovisocr_loader.client.page_client import PageClient
+    from ovisocr_loader.client.request import RequestRecipe
     from ovisocr_loader.client.transport import Transport
     from ovisocr_loader.config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
     from ovisocr_loader.pipeline import render_page
@@ -165,7 +166,7 @@ def run_ideal(queue: Any, base_url: str, inputs: list[str], concurrency: int) ->
     async def send_all() -> int:
         pool = EndpointPool([Transport(base_url, None, Timeouts())])
         models = await pool.probe()
-        client = PageClient(pool, models[0], GuardPolicy(), RetryPolicy())
+        client = PageClient(pool, RequestRecipe(models[0], GuardPolicy()), RetryPolicy())
         limit = asyncio.Semaphore(concurrency)
 
         async def one(png: bytes) -> None:

@@ -1,8 +1,9 @@
 """The opt-in result cache (``cache_dir=``): finished pages in one sqlite file.
 
 Entries are content-addressed: the key hashes the input's content hash, the page
-number, the render settings, the model, the prompt version and the token caps,
-so a renamed file still hits and a changed setting never returns a stale page.
+number, the render settings and the :class:`RequestRecipe` fingerprint (model,
+prompt, every request as sent, every guard setting), so a renamed file still hits
+and a setting that changes the answer never returns a stale page.
 Each page is committed as it finishes, so a run killed midway resumes without
 redoing finished pages, and a rerun of the same corpus sends no OCR request.
 
@@ -25,8 +26,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .client.request import PROMPT_VERSION
-from .config import GuardPolicy, RenderSettings
+from .client.request import RequestRecipe
+from .config import RenderSettings
 from .document import PageResult
 from .elements import parse_page
 
@@ -41,13 +42,12 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS pages (
     created REAL NOT NULL)"""
 
 
-def page_key(sha256: str, page_number: int, render: RenderSettings, model: str,
-             guard: GuardPolicy) -> str:
-    """The content address of one page's result."""
+def page_key(sha256: str, page_number: int, render: RenderSettings, recipe: RequestRecipe
+             ) -> str:
+    """The content address of one page's result (PNG compression is lossless: not in it)."""
     material = {"sha256": sha256, "page": page_number, "dpi": render.dpi,
                 "min_pixels": render.min_pixels, "max_pixels": render.max_pixels,
-                "model": model, "prompt": PROMPT_VERSION,
-                "max_tokens": [guard.first_max_tokens, guard.long_max_tokens]}
+                "recipe": recipe.fingerprint()}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 

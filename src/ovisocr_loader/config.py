@@ -104,16 +104,23 @@ class GuardPolicy:
 
 @dataclass(frozen=True)
 class HealthPolicy:
-    """Several endpoints: when one is taken out, and when it is tried again.
+    """When an endpoint is taken out, when it is tried again, how long a run waits.
 
-    Out after ``max_failures`` failed requests in a row (connection errors,
-    timeouts, 5xx) or a failed probe; probed again after ``cooldown`` seconds,
-    doubling up to ``max_cooldown``. A request finding every endpoint out waits
-    up to ``wait_for_any`` seconds. Never applied to a single endpoint.
+    An endpoint is out after ``max_failures`` failed requests in a row (connection
+    errors, timeouts, 5xx) or a failed probe; it is probed again (``/v1/models``)
+    after ``cooldown`` seconds, doubling up to ``max_cooldown``. While every
+    endpoint is out (a restarting server) requests wait, up to ``wait_for_any``
+    seconds from the start of the outage (``server_wait``), then fail together.
     """
 
     max_failures: int = 3
-    cooldown: float = 5.0
-    max_cooldown: float = 60.0
-    wait_for_any: float = 120.0
+    cooldown: float = 2.0
+    max_cooldown: float = 15.0
+    wait_for_any: float = 600.0
     poll_interval: float = 0.25
+
+    def __post_init__(self) -> None:
+        if self.max_failures < 1:
+            raise ValueError("max_failures must be at least 1")
+        if self.wait_for_any < 0 or self.cooldown <= 0 or self.poll_interval <= 0:
+            raise ValueError("server_wait must be >= 0; cooldown and poll_interval > 0")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
@@ -42,6 +43,11 @@ def resolve_base_urls(base_url: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(urls))
 
 
+def _with_server_wait(health: HealthPolicy, server_wait: float | None) -> HealthPolicy:
+    return health if server_wait is None else dataclasses.replace(health,
+                                                                  wait_for_any=server_wait)
+
+
 class OvisParser:
     """Parse scanned PDFs and page images into per-page Markdown with OvisOCR2.
 
@@ -67,6 +73,10 @@ class OvisParser:
     a rerun sends no OCR request (with ``model`` set, none at all) and a run
     killed midway resumes where it stopped.
 
+    A server that stops answering mid-run (a restart, an OOM) puts the run on
+    hold: pages wait for it, up to ``server_wait`` seconds (default 600, or the
+    ``health`` policy's ``wait_for_any``), and only then become recorded errors.
+
     ``figures="crop"`` attaches a PNG crop of every figure to its element
     (``image_png``) and, with ``figures_dir``, writes it there (``image_path``);
     crops are cut while the page image is in flight, so no page image is kept.
@@ -91,6 +101,7 @@ class OvisParser:
         prefetch: int | None = None,
         health: HealthPolicy | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
+        server_wait: float | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -110,7 +121,7 @@ class OvisParser:
             errors=errors,
             figures=figures,
             figures_dir=os.fspath(figures_dir) if figures_dir is not None else None,
-            health=health or HealthPolicy(),
+            health=_with_server_wait(health or HealthPolicy(), server_wait),
             cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}

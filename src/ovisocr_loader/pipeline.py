@@ -19,6 +19,7 @@ from typing import Literal
 from .cache import PageCache, page_key
 from .client.endpoints import EndpointPool
 from .client.page_client import PageClient
+from .client.request import RequestRecipe
 from .client.transport import Transport
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import PageErrorInfo, PageResult, ParsedDocument
@@ -100,7 +101,7 @@ class Session:
 
     @property
     def model(self) -> str | None:
-        return self._client.model if self._client is not None else self.settings.model
+        return self._client.recipe.model if self._client is not None else self.settings.model
 
     async def ready(self) -> PageClient:
         """Probe the endpoint once (fail fast) and resolve the model name."""
@@ -113,9 +114,13 @@ class Session:
                 except OvisLoaderError as exc:
                     self._failure = exc
                     raise
-                s = self.settings
-                self._client = PageClient(self.pool, model, s.guard, s.retry)
+                self._client = PageClient(self.pool, self.recipe(model), self.settings.retry)
             return self._client
+
+    def recipe(self, model: str) -> RequestRecipe:
+        """What every request of this session asks for (and what the cache key hashes)."""
+        s = self.settings
+        return RequestRecipe(model, s.guard, s.render.min_pixels, s.render.max_pixels)
 
     async def _resolve_model(self) -> str:
         try:
@@ -140,8 +145,8 @@ class Session:
     async def cache_key(self, sha256: str, page_number: int) -> str | None:
         if self.cache is None:
             return None
-        model = self.settings.model or (await self.ready()).model
-        return page_key(sha256, page_number, self.settings.render, model, self.settings.guard)
+        model = self.settings.model or (await self.ready()).recipe.model
+        return page_key(sha256, page_number, self.settings.render, self.recipe(model))
 
     async def lookup(self, key: str | None) -> PageResult | None:
         if self.cache is None or key is None:

@@ -152,3 +152,17 @@ def test_two_processes_share_one_cache(tmp_path: Path):
         sim.reset_records()
         list(OvisParser(base_url=sim.base_url, cache_dir=cache).parse_many(files))
         assert sim.completions() == []
+
+
+def test_a_changed_guard_setting_misses_and_concurrency_hits(ovis_simulator: Simulator,
+                                                            tmp_path: Path):
+    from ovisocr_loader import GuardPolicy
+
+    pdf, _ = marked_pdf(2)
+    url = ovis_simulator.base_url
+    OvisParser(base_url=url, cache_dir=tmp_path).parse(pdf)
+    OvisParser(base_url=url, cache_dir=tmp_path, concurrency=3).parse(pdf)
+    assert len(ovis_simulator.completions()) == 2            # concurrency: a hit
+    OvisParser(base_url=url, cache_dir=tmp_path,
+               guard=GuardPolicy(frequency_penalty=0.5)).parse(pdf)
+    assert len(ovis_simulator.completions()) == 4            # the guard: a miss

@@ -1,13 +1,16 @@
-"""Several endpoints behind one parser: each request goes to the least busy healthy one.
+"""The endpoints behind one parser: each request goes to the least busy healthy one.
 
 The choice is a pure function (:func:`pick`); :class:`EndpointPool` keeps the
 counts. An endpoint that fails its probe, or fails ``max_failures`` requests in a
 row (connection errors, timeouts, 5xx), is taken out and probed again after a
-cooldown that doubles up to ``max_cooldown``. A request that finds every endpoint
-out waits for one to come back, up to ``wait_for_any`` seconds.
+cooldown that doubles up to ``max_cooldown``.
 
-With a single endpoint nothing is ever taken out: there is nowhere else to go,
-and the retry policy alone decides, exactly as without a pool.
+When every endpoint is out (one restarting vLLM server is the common case) the
+run waits instead of burning retries: requests hold at :meth:`EndpointPool.acquire`
+until a probe sees an endpoint answer again, for up to ``wait_for_any`` seconds
+(``server_wait``) from the start of the outage; only then do they fail, all at
+once and with one message. A failure of one page while other requests succeed
+never counts as an outage: any success resets the count.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ class EndpointPool:
         self.endpoints = [Endpoint(t) for t in transports]
         self.health = health or HealthPolicy()
         self._probes: set[asyncio.Task[None]] = set()
+        self._outage_since: float | None = None
 
     @property
     def urls(self) -> str:
@@ -116,22 +120,52 @@ class EndpointPool:
         raise ServerUnreachableError(f"none of the endpoints answered: {self.urls}; "
                                      f"first error: {errors[0].reason}", url=self.urls)
 
+    @property
+    def in_outage(self) -> bool:
+        """Every endpoint is out: requests wait for one to come back."""
+        return not any(e.up for e in self.endpoints)
+
     @contextlib.asynccontextmanager
     async def use(self, avoid: Endpoint | None = None) -> AsyncIterator[Endpoint]:
         """Hold the chosen endpoint's outstanding count for the duration of a request."""
-        endpoint = await self._acquire(avoid)
-        endpoint.outstanding += 1
-        endpoint.served += 1
+        endpoint = await self.acquire(avoid)
         try:
             yield endpoint
         finally:
-            endpoint.outstanding -= 1
+            self.release(endpoint)
+
+    async def acquire(self, avoid: Endpoint | None = None) -> Endpoint:
+        """The endpoint for the next try; during an outage, wait for one to come back.
+
+        Raises :class:`ServerUnreachableError` once the outage has lasted
+        ``wait_for_any`` seconds (at once for every request still waiting).
+        """
+        loop = asyncio.get_running_loop()
+        while True:
+            self._probe_due(loop.time())
+            endpoint = pick(self.endpoints, avoid)
+            if endpoint is not None:
+                endpoint.outstanding += 1
+                endpoint.served += 1
+                return endpoint
+            if self._outage_since is None:
+                self._outage_since = loop.time()
+            waited = loop.time() - self._outage_since
+            if waited >= self.health.wait_for_any:
+                raise ServerUnreachableError(
+                    f"no answer from {self.urls} for {self.health.wait_for_any:g}s "
+                    f"(server_wait); gave up on the pages still waiting", url=self.urls)
+            await asyncio.sleep(min(self.health.poll_interval,
+                                    self.health.wait_for_any - waited))
+
+    def release(self, endpoint: Endpoint) -> None:
+        endpoint.outstanding -= 1
 
     def succeeded(self, endpoint: Endpoint) -> None:
         endpoint.failures = 0
 
     def failed(self, endpoint: Endpoint, error: OvisLoaderError) -> None:
-        if len(self.endpoints) == 1 or not hurts_health(error):
+        if not hurts_health(error):
             return
         endpoint.failures += 1
         if endpoint.up and endpoint.failures >= self.health.max_failures:
@@ -144,26 +178,20 @@ class EndpointPool:
         for endpoint in self.endpoints:
             await endpoint.transport.aclose()
 
-    async def _acquire(self, avoid: Endpoint | None) -> Endpoint:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.health.wait_for_any
-        while True:
-            self._probe_due(loop.time())
-            endpoint = pick(self.endpoints, avoid)
-            if endpoint is not None:
-                return endpoint
-            if loop.time() >= deadline:
-                raise ServerUnreachableError(
-                    f"no endpoint came back within {self.health.wait_for_any:g}s: {self.urls}",
-                    url=self.urls)
-            await asyncio.sleep(self.health.poll_interval)
-
     def _take_out(self, endpoint: Endpoint, now: float, error: OvisLoaderError) -> None:
         delay = min(self.health.max_cooldown,
                     self.health.cooldown * 2 ** endpoint.times_down)
         endpoint.times_down += 1
         endpoint.down_until = now + delay
-        log.warning("endpoint %s taken out for %.0fs: %s", endpoint.url, delay, error.reason)
+        if endpoint.times_down > 1:
+            return  # still out: its probe failed again
+        if self.in_outage and self._outage_since is None:
+            self._outage_since = now
+            log.warning("lost the OvisOCR2 server (%s: %s); waiting up to %gs (server_wait) "
+                        "for it to answer again", self.urls, error.reason,
+                        self.health.wait_for_any)
+        else:
+            log.warning("endpoint %s taken out: %s", endpoint.url, error.reason)
 
     def _probe_due(self, now: float) -> None:
         for endpoint in self.endpoints:
@@ -186,4 +214,9 @@ class EndpointPool:
         endpoint.down_until = None
         endpoint.failures = 0
         endpoint.times_down = 0
-        log.warning("endpoint %s is back", endpoint.url)
+        if self._outage_since is not None:
+            waited = asyncio.get_running_loop().time() - self._outage_since
+            log.warning("%s answers again after %.0fs; resuming", endpoint.url, waited)
+            self._outage_since = None
+        else:
+            log.warning("endpoint %s is back", endpoint.url)

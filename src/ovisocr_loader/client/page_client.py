@@ -25,12 +25,12 @@ import logging
 import random
 from dataclasses import dataclass, field
 
-from ..config import GuardPolicy, RetryPolicy
+from ..config import RetryPolicy
 from ..document import Attempt, AttemptPurpose, PageErrorInfo
 from ..errors import OvisLoaderError, ServerProtocolError, ServerStatusError
 from .endpoints import Endpoint, EndpointPool
 from .guard import ALWAYS_GARBAGE, StreamGuard
-from .request import DecodeParams, build_request
+from .request import ChatRequest, DecodeParams, RequestRecipe
 from .retry import next_delay, should_retry
 
 log = logging.getLogger("ovisocr_loader")
@@ -64,11 +64,11 @@ class _Pass:
 class PageClient:
     """Runs the recipe for one page image; each try goes to the pool's least busy endpoint."""
 
-    def __init__(self, pool: EndpointPool, model: str, guard: GuardPolicy,
-                 retry: RetryPolicy, rng: random.Random | None = None) -> None:
+    def __init__(self, pool: EndpointPool, recipe: RequestRecipe, retry: RetryPolicy,
+                 rng: random.Random | None = None) -> None:
         self.pool = pool
-        self.model = model
-        self.guard = guard
+        self.recipe = recipe
+        self.guard = recipe.guard
         self.retry = retry
         self._rng = rng or random.Random()
 
@@ -84,20 +84,15 @@ class PageClient:
         return outcome
 
     async def _recipe(self, png: bytes, outcome: PageOutcome) -> None:
-        guard = self.guard
-        rd = guard.server_repetition_detection
-        first = await self._pass(png, DecodeParams(guard.first_max_tokens, 0.0, rd), "first",
-                                 outcome)
+        recipe = self.recipe
+        first = await self._pass(png, recipe.first(), "first", outcome)
         if first.usable and first.finish_reason != "length":
             outcome.markdown = first.clean_text
             return
         if first.usable:  # clean tail at the cap: a genuinely long page
-            retry = await self._pass(png, DecodeParams(guard.long_max_tokens, 0.0, rd),
-                                     "long_retry", outcome)
+            retry = await self._pass(png, recipe.long_retry(), "long_retry", outcome)
         else:
-            retry = await self._pass(
-                png, DecodeParams(guard.first_max_tokens, guard.frequency_penalty, rd),
-                "loop_retry", outcome)
+            retry = await self._pass(png, recipe.loop_retry(), "loop_retry", outcome)
         if retry.usable:
             outcome.markdown = retry.clean_text
             outcome.truncated = retry.finish_reason == "length"
@@ -111,52 +106,64 @@ class PageClient:
 
     async def _pass(self, png: bytes, params: DecodeParams, purpose: AttemptPurpose,
                     outcome: PageOutcome) -> _Pass:
-        request = build_request(self.model, png, params)
+        """One logical pass: HTTP tries until one answers, within the retry policy.
+
+        A try that fails because the server went away (the pool is in an outage)
+        does not count against ``max_attempts``: the next one waits in
+        :meth:`EndpointPool.acquire` until the server answers or ``server_wait`` ends.
+        """
+        request = self.recipe.build(png, params)
         number = 0
         failed_on: Endpoint | None = None
         while True:
             number += 1
-            guard = StreamGuard(self.guard, ALWAYS_GARBAGE if purpose == "loop_retry" else None)
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            url: str | None = None
+            endpoint = await self.pool.acquire(avoid=failed_on)
             try:
-                async with self.pool.use(avoid=failed_on) as endpoint:
-                    url = endpoint.url
-                    try:
-                        result = await endpoint.transport.stream(request, guard.feed)
-                        if result.finish_reason is None:
-                            raise ServerProtocolError("stream ended without a finish reason",
-                                                      url=url)
-                    except OvisLoaderError as exc:
-                        self.pool.failed(endpoint, exc)
-                        failed_on = endpoint
-                        raise
-                    self.pool.succeeded(endpoint)
+                return await self._try(endpoint, request, params, purpose, outcome)
             except OvisLoaderError as exc:
-                outcome.attempts.append(Attempt(
-                    purpose=purpose, params=params.as_record(), finish_reason="error",
-                    latency_s=loop.time() - started, endpoint=url,
-                    error=f"{type(exc).__name__}: {exc.reason}"))
+                failed_on = endpoint
+                if self.pool.in_outage:
+                    number -= 1
+                    continue
                 if number == self.retry.max_attempts or not should_retry(exc, self.retry):
                     raise
                 retry_after = exc.retry_after if isinstance(exc, ServerStatusError) else None
                 await asyncio.sleep(next_delay(number, self.retry, retry_after, self._rng))
-                continue
-            verdict = result.degenerate or guard.finish()
-            if verdict is not None and verdict.kind not in ALWAYS_GARBAGE and \
-                    result.finish_reason == "stop":
-                verdict = None  # the model ended the page itself: repetition was legitimate
-            degenerate = verdict is not None or result.finish_reason == "repetition"
-            clean = result.text[:verdict.clean_end] if verdict is not None else result.text
+            finally:
+                self.pool.release(endpoint)
+
+    async def _try(self, endpoint: Endpoint, request: ChatRequest, params: DecodeParams,
+                   purpose: AttemptPurpose, outcome: PageOutcome) -> _Pass:
+        """One HTTP request, recorded as an :class:`Attempt` whatever happens."""
+        guard = StreamGuard(self.guard, ALWAYS_GARBAGE if purpose == "loop_retry" else None)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            result = await endpoint.transport.stream(request, guard.feed)
+            if result.finish_reason is None:
+                raise ServerProtocolError("stream ended without a finish reason",
+                                          url=endpoint.url)
+        except OvisLoaderError as exc:
+            self.pool.failed(endpoint, exc)
             outcome.attempts.append(Attempt(
-                purpose=purpose, params=params.as_record(),
-                finish_reason=result.finish_reason,
-                completion_tokens=result.completion_tokens, chars=len(result.text),
-                prompt_tokens=result.prompt_tokens,
-                latency_s=result.latency_s, first_token_s=result.first_token_s,
-                aborted=result.degenerate is not None, endpoint=url,
-                degenerate=verdict.kind if verdict is not None else
-                ("repetition" if degenerate else None)))
-            return _Pass(clean if not degenerate else clean.rstrip(), result.finish_reason,
-                         degenerate)
+                purpose=purpose, params=params.as_record(), finish_reason="error",
+                latency_s=loop.time() - started, endpoint=endpoint.url,
+                error=f"{type(exc).__name__}: {exc.reason}"))
+            raise
+        self.pool.succeeded(endpoint)
+        verdict = result.degenerate or guard.finish()
+        if verdict is not None and verdict.kind not in ALWAYS_GARBAGE and \
+                result.finish_reason == "stop":
+            verdict = None  # the model ended the page itself: repetition was legitimate
+        degenerate = verdict is not None or result.finish_reason == "repetition"
+        clean = result.text[:verdict.clean_end] if verdict is not None else result.text
+        outcome.attempts.append(Attempt(
+            purpose=purpose, params=params.as_record(), finish_reason=result.finish_reason,
+            completion_tokens=result.completion_tokens, chars=len(result.text),
+            prompt_tokens=result.prompt_tokens, latency_s=result.latency_s,
+            first_token_s=result.first_token_s, aborted=result.degenerate is not None,
+            endpoint=endpoint.url,
+            degenerate=verdict.kind if verdict is not None else
+            ("repetition" if degenerate else None)))
+        return _Pass(clean if not degenerate else clean.rstrip(), result.finish_reason,
+                     degenerate)

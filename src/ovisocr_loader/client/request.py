@@ -8,10 +8,11 @@ part first, greedy decoding, thinking disabled, the pixel bounds per request.
 from __future__ import annotations
 
 import base64
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import MAX_PIXELS, MIN_PIXELS
+from ..config import MAX_PIXELS, MIN_PIXELS, GuardPolicy
 
 #: The official OvisOCR2 prompt. Bump PROMPT_VERSION whenever it changes (cache keys).
 PROMPT = (
@@ -52,11 +53,13 @@ def image_data_url(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def build_request(model: str, png: bytes, params: DecodeParams) -> ChatRequest:
+def build_request(model: str, png: bytes, params: DecodeParams, *,
+                  min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS) -> ChatRequest:
     """Build one streaming chat-completions request for one page image.
 
     The first pass never carries a penalty: ``frequency_penalty`` is only sent
-    when non-zero, so a greedy first pass is byte-identical to the card's.
+    when non-zero, so a greedy first pass is byte-identical to the card's. The
+    pixel bounds are the ones the page was rendered into.
     """
     kwargs: dict[str, Any] = {
         "model": model,
@@ -76,10 +79,58 @@ def build_request(model: str, png: bytes, params: DecodeParams) -> ChatRequest:
         kwargs["frequency_penalty"] = params.frequency_penalty
     extra_body: dict[str, Any] = {
         "chat_template_kwargs": {"enable_thinking": False},
-        "mm_processor_kwargs": {"images_kwargs": {"min_pixels": MIN_PIXELS,
-                                                  "max_pixels": MAX_PIXELS}},
+        "mm_processor_kwargs": {"images_kwargs": {"min_pixels": min_pixels,
+                                                  "max_pixels": max_pixels}},
     }
     if params.repetition_detection:
         extra_body["repetition_detection"] = True
     kwargs["extra_body"] = extra_body
     return ChatRequest(kwargs)
+
+
+@dataclass(frozen=True)
+class RequestRecipe:
+    """Everything that decides what the server is asked for a page, in one object.
+
+    It builds every request (:meth:`build`) and names the decoding of each pass
+    (:meth:`first`, :meth:`loop_retry`, :meth:`long_retry`); the cache key is
+    derived from the same object (:meth:`fingerprint`), so a setting that changes
+    the answer can never be left out of the key.
+    """
+
+    model: str
+    guard: GuardPolicy = field(default_factory=GuardPolicy)
+    min_pixels: int = MIN_PIXELS
+    max_pixels: int = MAX_PIXELS
+
+    def first(self) -> DecodeParams:
+        """Greedy, no penalty (penalties distort legitimate repetition)."""
+        g = self.guard
+        return DecodeParams(g.first_max_tokens, 0.0, g.server_repetition_detection)
+
+    def loop_retry(self) -> DecodeParams:
+        """After a degenerate first pass: the same cap with a frequency penalty."""
+        g = self.guard
+        return DecodeParams(g.first_max_tokens, g.frequency_penalty, g.server_repetition_detection)
+
+    def long_retry(self) -> DecodeParams:
+        """After a clean page that hit the cap: a larger cap, never penalized."""
+        g = self.guard
+        return DecodeParams(g.long_max_tokens, 0.0, g.server_repetition_detection)
+
+    def build(self, png: bytes, params: DecodeParams) -> ChatRequest:
+        return build_request(self.model, png, params, min_pixels=self.min_pixels,
+                             max_pixels=self.max_pixels)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What can change a page's answer: every request as sent (without the image)
+        and every guard setting."""
+        requests = []
+        for params in (self.first(), self.loop_retry(), self.long_retry()):
+            kwargs = dict(self.build(b"", params).kwargs)
+            kwargs["messages"] = [{**m, "content": [c for c in m["content"]
+                                                    if c.get("type") != "image_url"]}
+                                  for m in kwargs["messages"]]
+            requests.append(kwargs)
+        return {"prompt_version": PROMPT_VERSION, "requests": requests,
+                "guard": dataclasses.asdict(self.guard)}

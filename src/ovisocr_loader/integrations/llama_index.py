@@ -91,6 +91,8 @@ class OvisReader(BasePydanticReader):
     split: Split = "page"
     cache_dir: str | None = Field(default=None, description="keep finished pages here "
                                   "(sqlite): re-reads and resumed runs skip them")
+    server_wait: float = Field(default=600.0, ge=0, description="seconds to wait for a "
+                               "server that stops answering (a restart) before pages fail")
 
     _parser: OvisParser | None = PrivateAttr(default=None)
     _parser_key: tuple[Any, ...] = PrivateAttr(default=())
@@ -119,7 +121,7 @@ class OvisReader(BasePydanticReader):
                 concurrency=self.concurrency, first_token_timeout=self.first_token_timeout,
                 page_timeout=self.page_timeout, connect_timeout=self.connect_timeout,
                 errors=self.errors, figures=self.figures, figures_dir=self.figures_dir,
-                cache_dir=self.cache_dir)
+                cache_dir=self.cache_dir, server_wait=self.server_wait)
             self._parser_key = key
         return self._parser
 
