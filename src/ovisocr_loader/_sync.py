@@ -16,7 +16,18 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_DONE = object()
+#: Ends a hand-off queue (the pipeline's documents, :func:`iterate_sync`'s items).
+END = object()
+
+
+def settle(item: object) -> bool:
+    """The consumer side of a hand-off queue: True when ``item`` ends it, and an
+    exception put on the queue is raised here, in the consumer."""
+    if item is END:
+        return True
+    if isinstance(item, BaseException):
+        raise item
+    return False
 
 
 def _loop_running() -> bool:
@@ -57,7 +68,7 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
             return
         finally:
             await agen.aclose()  # type: ignore[attr-defined]
-        items.put(_DONE)
+        items.put(END)
 
     task = loop.create_task(pump())
     thread = threading.Thread(target=loop.run_until_complete, args=(task,),
@@ -66,10 +77,8 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
     try:
         while True:
             item = items.get()
-            if item is _DONE:
+            if settle(item):
                 return
-            if isinstance(item, BaseException):
-                raise item
             yield item
     finally:
         if not task.done():

@@ -22,6 +22,7 @@ from tqdm import tqdm
 from .document import ParsedDocument
 from .errors import OvisLoaderError
 from .parser import OvisParser
+from .paths import user_path
 from .pipeline import DocumentStarted, PageFinished, ProgressEvent
 from .sources import expand_paths
 
@@ -85,7 +86,7 @@ def _parse(args: argparse.Namespace) -> int:
                         concurrency=args.concurrency,
                         first_token_timeout=args.first_token_timeout,
                         page_timeout=args.page_timeout, cache_dir=args.cache)
-    out_dir = Path(args.output)
+    out_dir = Path(user_path(args.output))
     out_dir.mkdir(parents=True, exist_ok=True)
     targets = _output_names(files, out_dir, args.format)
     progress = _Progress(enabled=not args.no_progress and sys.stderr.isatty())

@@ -111,8 +111,9 @@ class ServerStatusError(ServerError):
     """
 
     def __init__(self, message: str, *, status_code: int, retry_after: float | None = None,
-                 url: str | None = None, attempts: int = 1) -> None:
-        super().__init__(message, url=url, attempts=attempts)
+                 url: str | None = None, attempts: int = 1, file: str | Path | None = None,
+                 page: int | None = None) -> None:
+        super().__init__(message, url=url, attempts=attempts, file=file, page=page)
         self.status_code = status_code
         self.retry_after = retry_after
 
@@ -124,15 +125,19 @@ class ServerProtocolError(ServerError):
 class PageError(OvisLoaderError):
     """A page still failed after its retries and the parser runs with ``errors="raise"``.
 
+    It is raised ``from`` the error of the page's last try (``__cause__``);
+    ``status_code`` repeats that error's HTTP status, when it had one.
+
     Example::
 
         try:
             parser.parse("scan.pdf")
         except PageError as exc:
-            print(exc.file, exc.page, exc.kind)
+            print(exc.file, exc.page, exc.kind, exc.status_code)
     """
 
     def __init__(self, message: str, *, kind: str, file: str | Path | None = None,
-                 page: int | None = None) -> None:
+                 page: int | None = None, status_code: int | None = None) -> None:
         super().__init__(message, file=file, page=page)
         self.kind = kind
+        self.status_code = status_code

@@ -18,15 +18,9 @@ from typing import Any
 from ._sync import iterate_sync, run_sync
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import ParsedDocument
-from .pipeline import (
-    DocumentJob,
-    ErrorMode,
-    FigureMode,
-    ParserSettings,
-    ProgressCallback,
-    Session,
-    parse_documents,
-)
+from .paths import user_path
+from .pipeline import DocumentJob, ProgressCallback, parse_documents
+from .session import ErrorMode, FigureMode, ParserSettings, Session
 from .sources import Source
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
@@ -120,9 +114,9 @@ class OvisParser:
             guard=guard or GuardPolicy(),
             errors=errors,
             figures=figures,
-            figures_dir=os.fspath(figures_dir) if figures_dir is not None else None,
+            figures_dir=user_path(figures_dir) if figures_dir is not None else None,
             health=_with_server_wait(health or HealthPolicy(), server_wait),
-            cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
+            cache_dir=user_path(cache_dir) if cache_dir is not None else None,
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
 

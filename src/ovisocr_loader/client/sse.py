@@ -7,15 +7,37 @@ field rate of 590 pages/min. A ``json.loads`` per ``data:`` line is a fraction o
 
 from __future__ import annotations
 
+import codecs
 import json
+from collections.abc import AsyncIterator
 from typing import Any, Final
 
 DONE: Final = "[DONE]"
 _FIELDS = ("event", "id", "retry")
+#: No vLLM event comes near this; a server streaming without newlines must not
+#: grow one line without bound.
+MAX_LINE_CHARS: Final = 1 << 20
 
 
 class MalformedEvent(ValueError):
     """A line that is not server-sent events, or a data payload that is not JSON."""
+
+
+async def iter_lines(chunks: AsyncIterator[bytes], max_chars: int = MAX_LINE_CHARS
+                     ) -> AsyncIterator[str]:
+    """Lines of a byte stream (UTF-8), each at most ``max_chars`` long."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    async for chunk in chunks:
+        pending += decoder.decode(chunk)
+        *lines, pending = pending.split("\n")
+        for line in lines:
+            yield line.rstrip("\r")
+        if len(pending) > max_chars:
+            raise MalformedEvent(f"a line of more than {max_chars} characters without a newline")
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield pending.rstrip("\r")
 
 
 def parse_line(line: str) -> dict[str, Any] | str | None:

@@ -10,8 +10,10 @@ boundary.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +37,9 @@ from .request import ChatRequest
 from .retry import parse_retry_after
 
 log = logging.getLogger("ovisocr_loader")
+
+#: An answer longer than this many characters per requested token is not a real one.
+MAX_CHARS_PER_TOKEN = 32
 
 START_HINT = (
     "Start an OvisOCR2 server, e.g.: vllm serve ATH-MaaS/OvisOCR2 --gpu-memory-utilization 0.9 "
@@ -83,15 +88,11 @@ class Transport:
 
     async def probe(self) -> list[str]:
         """List the served model ids; fail fast with a clear error if nothing answers."""
-        try:
-            page = await asyncio.wait_for(self._client.models.list(), self.timeouts.probe)
-        except (openai.APIConnectionError, asyncio.TimeoutError) as exc:
-            raise ServerUnreachableError(
-                f"cannot reach the OvisOCR2 endpoint at {self.base_url} "
-                f"({_describe(exc)}). {START_HINT}", url=self.base_url) from exc
-        except openai.APIStatusError as exc:
-            raise _status_error(exc, self.base_url) from exc
-        return [model.id for model in page.data]
+        with _mapped_errors(self.base_url, probe=True, timeout=self.timeouts.probe):
+            raw = await asyncio.wait_for(self._client.models.with_raw_response.list(),
+                                         self.timeouts.probe)
+            body = raw.content
+        return _model_ids(body, self.base_url)
 
     async def stream(self, request: ChatRequest,
                      on_text: Callable[[str], Degenerate | None]) -> StreamResult:
@@ -141,12 +142,18 @@ class Transport:
 
     async def _read(self, request: ChatRequest, on_text: Callable[[str], Degenerate | None],
                     state: _StreamState) -> None:
-        """Send the request and consume its event stream into ``state``."""
+        """Send the request and consume its event stream into ``state``.
+
+        An answer longer than its ``max_tokens`` could produce is cut off: a server
+        that streams without end must not grow the client's memory without bound.
+        """
         loop = asyncio.get_running_loop()
-        try:
+        limit = int(request.kwargs.get("max_tokens") or 4096) * MAX_CHARS_PER_TOKEN
+        received = 0
+        with _mapped_errors(self.base_url):
             async with self._client.chat.completions.with_streaming_response.create(
                     **request.kwargs) as response:
-                async for line in response.iter_lines():
+                async for line in sse.iter_lines(response.iter_bytes()):
                     event = sse.parse_line(line)
                     if event is None:
                         continue
@@ -167,28 +174,18 @@ class Transport:
                     if delta:
                         if state.first_token_at is None:
                             state.first_token_at = loop.time()
+                        received += len(delta)
+                        if received > limit:
+                            raise ServerProtocolError(
+                                f"answer longer than max_tokens allows ({received} characters "
+                                f"for {limit // MAX_CHARS_PER_TOKEN} tokens); cut off",
+                                url=self.base_url)
                         state.parts.append(delta)
                         state.verdict = on_text(delta)
                         if state.verdict is not None:
                             break
                     if choice.get("finish_reason") is not None:
                         state.finish_reason = str(choice["finish_reason"])
-        except OvisLoaderError:
-            raise
-        except openai.APIStatusError as exc:
-            raise _status_error(exc, self.base_url) from exc
-        except (openai.APITimeoutError, httpx2.TransportError, openai.APIConnectionError) as exc:
-            if _timed_out(exc):
-                raise ServerTimeoutError(f"request timed out ({_describe(exc)})",
-                                         url=self.base_url) from exc
-            raise ServerConnectionError(f"connection failed: {_describe(exc)}",
-                                        url=self.base_url) from exc
-        except openai.APIError as exc:
-            raise ServerProtocolError(f"server reported an error: {exc.message}",
-                                      url=self.base_url) from exc
-        except (sse.MalformedEvent, httpx2.DecodingError, AttributeError, TypeError) as exc:
-            raise ServerProtocolError(f"malformed response: {type(exc).__name__}: {exc}",
-                                      url=self.base_url) from exc
 
 
 @dataclass
@@ -202,6 +199,62 @@ class _StreamState:
     first_token_at: float | None = None
     verdict: Degenerate | None = None
     expired: str | None = None
+
+
+@contextlib.contextmanager
+def _mapped_errors(url: str, *, probe: bool = False, timeout: float | None = None
+                   ) -> Iterator[None]:
+    """The one boundary where library errors become ours (probe and stream alike)."""
+    try:
+        yield
+    except OvisLoaderError:
+        raise
+    except openai.APIStatusError as exc:
+        raise _status_error(exc, url, probe) from exc
+    except (openai.APITimeoutError, httpx2.TransportError, openai.APIConnectionError,
+            asyncio.TimeoutError, OSError) as exc:
+        timed_out = isinstance(exc, asyncio.TimeoutError) or _timed_out(exc)
+        if probe:
+            why = (f"no answer within {timeout:g}s" if timed_out and timeout
+                   else _connection_problem(exc))
+            raise ServerUnreachableError(f"cannot reach the OvisOCR2 endpoint at {url} "
+                                         f"({why}). {START_HINT}", url=url) from exc
+        if timed_out:
+            raise ServerTimeoutError(f"request timed out ({_describe(exc)})", url=url) from exc
+        raise ServerConnectionError(f"connection failed: {_describe(exc)}", url=url) from exc
+    except openai.APIError as exc:
+        raise ServerProtocolError(f"server reported an error: {exc.message}", url=url) from exc
+    except (sse.MalformedEvent, httpx2.DecodingError, AttributeError, TypeError,
+            ValueError) as exc:
+        raise ServerProtocolError(f"malformed response: {type(exc).__name__}: {exc}",
+                                  url=url) from exc
+
+
+def _model_ids(body: bytes, url: str) -> list[str]:
+    """The ids of an OpenAI model list; a clear error for anything else (a login page)."""
+    try:
+        payload = json.loads(body)
+        ids = [str(model["id"]) for model in payload["data"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        sample = body[:80].decode("utf-8", "replace").strip()
+        raise ServerProtocolError(
+            f"GET {url}/models did not answer with an OpenAI model list (it began {sample!r}); "
+            "is this the URL of a vLLM server, ending in /v1?", url=url) from exc
+    return ids
+
+
+def _connection_problem(exc: BaseException) -> str:
+    """Refused, host unknown, or something else, from the root of the cause chain."""
+    chain: list[BaseException] = [exc]
+    while (chain[-1].__cause__ or chain[-1].__context__) is not None and len(chain) < 10:
+        chain.append(chain[-1].__cause__ or chain[-1].__context__)  # type: ignore[arg-type]
+    if any(isinstance(e, ConnectionRefusedError) or "refused" in str(e).lower()
+           for e in chain):
+        return "connection refused: is the server running, and on this port?"
+    if any("name or service not known" in str(e).lower() or "nodename" in str(e).lower()
+           or "getaddrinfo" in str(e).lower() for e in chain):
+        return "host name not found"
+    return _describe(exc)
 
 
 def _timed_out(exc: BaseException) -> bool:
@@ -219,10 +272,16 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _status_error(exc: openai.APIStatusError, url: str) -> ServerStatusError:
+def _status_error(exc: openai.APIStatusError, url: str, probe: bool = False
+                  ) -> ServerStatusError:
     retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-    return ServerStatusError(f"HTTP {exc.status_code}: {_server_message(exc)}",
-                             status_code=exc.status_code, retry_after=retry_after, url=url)
+    message = f"HTTP {exc.status_code}: {_server_message(exc)}"
+    if probe and exc.status_code == 404 and not url.rstrip("/").endswith("/v1"):
+        message += f" (GET {url}/models); vLLM serves the API under /v1: try {url}/v1"
+    elif probe and exc.status_code in (401, 403):
+        message += " (pass api_key= or set OVISOCR_API_KEY)"
+    return ServerStatusError(message, status_code=exc.status_code, retry_after=retry_after,
+                             url=url)
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

@@ -33,6 +33,7 @@ from ..document import ParsedDocument
 from ..elements import Chunk, Element, chunk_document
 from ..elements.crops import crop_file_name, figure_number
 from ..parser import OvisParser
+from ..paths import user_path
 from ..pipeline import DocumentJob
 from . import metadata as keys
 from .common import (
@@ -101,7 +102,9 @@ class OvisReader(BasePydanticReader):
     @classmethod
     def _absolute(cls, value: Any) -> Any:
         """Crops are found again later from metadata, maybe from another directory."""
-        return os.path.abspath(value) if isinstance(value, (str, os.PathLike)) else value
+        if isinstance(value, (str, os.PathLike)):
+            return os.path.abspath(user_path(value))
+        return value
 
     def model_post_init(self, context: Any) -> None:
         if self.figures == "crop" and self.figures_dir is None:
@@ -343,7 +346,7 @@ def _jobs(file: FileInput | Sequence[FileInput], fs: Any) -> Iterable[DocumentJo
             with fs.open(str(item), "rb") as handle:
                 yield DocumentJob(handle.read(), name=str(item))
         elif isinstance(item, PurePath):
-            yield DocumentJob(str(item))
+            yield DocumentJob(user_path(item))
         else:
             yield DocumentJob(item)
 

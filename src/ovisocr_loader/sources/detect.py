@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from ..errors import CorruptFileError, EmptyDocumentError, SourceError, UnsupportedFormatError
+from ..paths import user_path
 
 #: What ``parse`` accepts for one input.
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
@@ -76,7 +77,7 @@ def load_input(source: Source, *, name: str | None = None) -> SourceInput:
     path: Path | None = None
     data: bytes | None = None
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
+        path = Path(user_path(source))
         label = name or str(source)
         if not path.exists():
             raise SourceError("file not found", file=label)
@@ -137,10 +138,11 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     an error naming it rather than the input silently vanishing.
     """
     out: list[Path] = []
-    for item in paths:
+    for given in paths:
+        item = user_path(given)
         path = Path(item)
-        if not path.exists() and any(c in str(item) for c in "*?["):
-            matches = sorted(Path(m) for m in glob.glob(str(item), recursive=True))
+        if not path.exists() and any(c in item for c in "*?["):
+            matches = sorted(Path(m) for m in glob.glob(item, recursive=True))
             out.extend(expand_paths([m for m in matches if m.is_dir()
                                      or m.suffix.lower() in SUPPORTED_SUFFIXES]) or [path])
         elif path.is_dir():

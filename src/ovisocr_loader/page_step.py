@@ -1,0 +1,120 @@
+"""One page, start to finish: render, blank check, cache, OCR, parse, crops.
+
+The one place that builds a :class:`PageResult`. Whatever goes wrong with a
+page's own input (a frame that will not decode, Markdown that trips the parser)
+ends as that page's recorded error or as plain text, never as an exception that
+stops the batch; only the session's own failures (no server at all) propagate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from .document import PageErrorInfo, PageResult
+from .elements import Element, parse_page
+from .elements.crops import crop_figures
+from .errors import CorruptFileError, OvisLoaderError, SourceError
+from .session import Session, render_page
+from .sources import EncodedPage, PageSource
+
+log = logging.getLogger("ovisocr_loader")
+
+
+@dataclass
+class PageJob:
+    """A page to produce, from an open source."""
+
+    source: PageSource
+    name: str
+    sha256: str
+    number: int
+    key: str | None = None
+
+
+@dataclass
+class PageDone:
+    """A finished page, and the error of its last try when it failed (for ``raise ... from``)."""
+
+    result: PageResult
+    cause: OvisLoaderError | None = None
+
+
+async def cached_page(session: Session, job: PageJob) -> PageDone | None:
+    """The page from the cache (its figure crops cut again if asked), or None."""
+    hit = await session.lookup(job.key)
+    if hit is None:
+        return None
+    if session.settings.figures == "crop" and any(e.kind == "figure" for e in hit.elements):
+        try:
+            page = await render(session, job)
+            await asyncio.to_thread(crop_figures, page.png, hit.elements,
+                                    session.settings.figures_dir, job.sha256, job.number)
+        except SourceError as exc:
+            return PageDone(_failed(job.number, exc), exc)
+    return PageDone(hit)
+
+
+async def produce_page(session: Session, job: PageJob) -> PageDone:
+    """Render the page and, unless it is blank, read it with the model."""
+    try:
+        page = await render(session, job)
+    except SourceError as exc:
+        return PageDone(_failed(job.number, exc), exc)
+    if page.blank:  # the model invents text on blank pages: never send them
+        result = PageResult(page_number=job.number, blank=True, width=page.width,
+                            height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt)
+        await session.remember(job.key, job.sha256, result)
+        return PageDone(result)
+    done = await _read(session, job, page)
+    await session.remember(job.key, job.sha256, done.result)
+    return done
+
+
+async def render(session: Session, job: PageJob) -> EncodedPage:
+    """Render one page in a worker thread; any failure is that page's CorruptFileError."""
+    try:
+        async with session.renders:
+            return await asyncio.to_thread(render_page, job.source, job.number,
+                                           session.settings.render)
+    except SourceError:
+        raise
+    except Exception as exc:  # a decoder's own exception on hostile input
+        raise CorruptFileError(f"cannot render page ({type(exc).__name__}: {exc})",
+                               file=job.name, page=job.number) from exc
+
+
+async def _read(session: Session, job: PageJob, page: EncodedPage) -> PageDone:
+    outcome = await session.ocr(page.png)
+    elements = parse_elements(outcome.markdown, page.page_number, page.width, page.height,
+                              page.page_size_pt, job.name)
+    if session.settings.figures == "crop" and any(e.kind == "figure" for e in elements):
+        await asyncio.to_thread(crop_figures, page.png, elements, session.settings.figures_dir,
+                                job.sha256, page.page_number)
+    result = PageResult(
+        page_number=page.page_number, markdown=outcome.markdown, width=page.width,
+        height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt,
+        loop_trimmed=outcome.loop_trimmed, truncated=outcome.truncated,
+        error=outcome.error, attempts=outcome.attempts, elements=elements)
+    return PageDone(result, outcome.exception)
+
+
+def parse_elements(markdown: str, page_number: int, width: int, height: int,
+                   page_size_pt: tuple[float, float] | None, name: str = "") -> list[Element]:
+    """:func:`parse_page`, but a parser failure costs structure, never the page's text."""
+    try:
+        return parse_page(markdown, page_number, width=width, height=height,
+                          page_size_pt=page_size_pt)
+    except Exception as exc:  # one page's Markdown must never stop a batch
+        log.warning("%s page %d: the Markdown could not be parsed into elements (%s: %s); "
+                    "kept as one paragraph", name or "<input>", page_number,
+                    type(exc).__name__, exc)
+        text = markdown.strip()
+        return [Element(kind="paragraph", text=text, page_number=page_number, index=0,
+                        span=(0, len(markdown)))] if text else []
+
+
+def _failed(number: int, exc: SourceError) -> PageResult:
+    return PageResult(page_number=number,
+                      error=PageErrorInfo(kind=type(exc).__name__, message=exc.reason))

@@ -1,0 +1,153 @@
+"""A parsing session: the settings, and the per-event-loop state every page shares.
+
+One session per event loop holds the endpoints, the in-flight limit, the render
+window and the cache, so that every concurrent call on that loop shares them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .cache import PageCache, page_key
+from .client.endpoints import EndpointPool
+from .client.page_client import PageClient, PageOutcome
+from .client.request import RequestRecipe
+from .client.transport import Transport
+from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
+from .document import PageResult
+from .errors import OvisLoaderError, ServerStatusError
+from .sources import EncodedPage, PageSource, encode_page
+
+log = logging.getLogger("ovisocr_loader")
+
+ErrorMode = Literal["record", "raise"]
+FigureMode = Literal["keep", "crop"]
+
+
+@dataclass(frozen=True)
+class ParserSettings:
+    """Everything a session needs; plain data, so parsers and readers pickle."""
+
+    base_urls: tuple[str, ...]
+    api_key: str | None
+    model: str | None
+    render: RenderSettings
+    concurrency: int
+    prefetch: int
+    timeouts: Timeouts
+    retry: RetryPolicy
+    guard: GuardPolicy
+    errors: ErrorMode
+    figures: FigureMode = "keep"
+    figures_dir: str | None = None
+    health: HealthPolicy = field(default_factory=HealthPolicy)
+    cache_dir: str | None = None
+
+
+class Session:
+    """Per-event-loop state: the endpoints, the in-flight limit, the render window."""
+
+    def __init__(self, settings: ParserSettings) -> None:
+        self.settings = settings
+        self.pool = EndpointPool([Transport(url, settings.api_key, settings.timeouts)
+                                  for url in settings.base_urls], settings.health)
+        self.limiter = asyncio.Semaphore(settings.concurrency)
+        self.window = asyncio.Semaphore(settings.concurrency + settings.prefetch)
+        #: inputs open at once over all calls on this loop: SimpleDirectoryReader.aload_data
+        #: starts one parse per file, and each open PDF holds a file descriptor
+        self.open_documents = asyncio.Semaphore(settings.concurrency + settings.prefetch)
+        #: pages rendered at once: PDFium itself is serialised, PNG encoding is not
+        self.renders = asyncio.Semaphore(max(1, min(4, os.cpu_count() or 1)))
+        self.cache = open_cache(settings.cache_dir) if settings.cache_dir else None
+        self._ready = asyncio.Lock()
+        self._client: PageClient | None = None
+        self._failure: OvisLoaderError | None = None
+
+    @property
+    def model(self) -> str | None:
+        return self._client.recipe.model if self._client is not None else self.settings.model
+
+    async def ready(self) -> PageClient:
+        """Probe the endpoint once (fail fast) and resolve the model name."""
+        async with self._ready:
+            if self._failure is not None:
+                raise self._failure
+            if self._client is None:
+                try:
+                    model = await self._resolve_model()
+                except OvisLoaderError as exc:
+                    self._failure = exc
+                    raise
+                self._client = PageClient(self.pool, self.recipe(model), self.settings.retry)
+            return self._client
+
+    def recipe(self, model: str) -> RequestRecipe:
+        """What every request of this session asks for (and what the cache key hashes)."""
+        s = self.settings
+        return RequestRecipe(model, s.guard, s.render.min_pixels, s.render.max_pixels)
+
+    async def _resolve_model(self) -> str:
+        try:
+            models = await self.pool.probe()
+        except ServerStatusError as exc:
+            if self.settings.model:  # some gateways do not serve /models
+                log.debug("GET /models failed (%s); using model=%s", exc, self.settings.model)
+                return self.settings.model
+            raise
+        if self.settings.model:
+            return self.settings.model
+        if not models:
+            raise ServerStatusError("the endpoint serves no model; pass model=",
+                                    status_code=404, url=self.pool.urls)
+        return models[0]
+
+    @property
+    def probe_first(self) -> bool:
+        """Probe before rendering (fail fast), unless a cached rerun may need no server."""
+        return self.cache is None or self.settings.model is None
+
+    async def cache_key(self, sha256: str, page_number: int) -> str | None:
+        if self.cache is None:
+            return None
+        model = self.settings.model or (await self.ready()).recipe.model
+        return page_key(sha256, page_number, self.settings.render, self.recipe(model))
+
+    async def lookup(self, key: str | None) -> PageResult | None:
+        if self.cache is None or key is None:
+            return None
+        return await asyncio.to_thread(self.cache.get, key)
+
+    async def remember(self, key: str | None, sha256: str, result: PageResult) -> None:
+        if self.cache is not None and key is not None:
+            await asyncio.to_thread(self.cache.put, key, sha256, result)
+
+    async def ocr(self, png: bytes) -> PageOutcome:
+        """Every request for one page image, under the in-flight limit."""
+        client = await self.ready()
+        async with self.limiter:
+            return await client.run(png)
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+
+def open_cache(directory: str) -> PageCache | None:
+    """The page cache, or None (one warning) when the folder cannot hold one."""
+    try:
+        return PageCache(directory)
+    except (OSError, sqlite3.Error) as exc:
+        log.warning("cannot use %s as a cache (%s: %s); running without a cache",
+                    directory, type(exc).__name__, exc)
+        return None
+
+
+def render_page(source: PageSource, page_number: int, settings: RenderSettings) -> EncodedPage:
+    """Render and encode one page (runs in a worker thread)."""
+    return encode_page(source.render(page_number), compress_level=settings.png_compress_level)
