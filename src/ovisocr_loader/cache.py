@@ -11,6 +11,10 @@ Several processes may share one cache: sqlite's WAL journal with a busy timeout
 serialises writers. An entry that no longer validates is ignored (and replaced
 when the page is parsed again); a file that is not a sqlite database is moved
 aside. Only pages with content (or blank pages) are stored, never failures.
+
+A cache fault never stops a run: an entry that cannot be read is a miss, a
+cache that cannot be written stops being written, each said once per run.
+Keys are content hashes; they never appear in logs.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pydantic import ValidationError
 from .client.request import RequestRecipe
 from .config import RenderSettings
 from .document import PageResult
-from .elements import parse_page
+from .elements import parse_page_or_text
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -55,10 +59,14 @@ class PageCache:
     """Thread-safe access to the cache file; call it from worker threads, not the loop."""
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
+        """Open (or create) the cache in ``directory``; raises OSError or sqlite3.Error
+        when it cannot hold one (the session then runs without a cache)."""
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / CACHE_FILE
         self._lock = threading.Lock()
+        self._said: set[str] = set()
+        self.writable = True
         try:
             self._db = self._open()
         except sqlite3.DatabaseError as exc:
@@ -83,30 +91,50 @@ class PageCache:
 
     def get(self, key: str) -> PageResult | None:
         """The stored page with its elements re-derived, or None (absent or unreadable)."""
-        with self._lock:
-            row = self._db.execute("SELECT result FROM pages WHERE key = ?", (key,)).fetchone()
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT result FROM pages WHERE key = ?",
+                                       (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._fault("read", exc)
+            return None
         if row is None:
             return None
         try:
             page = PageResult.model_validate_json(row[0])
-        except (ValidationError, ValueError) as exc:
-            log.warning("ignoring an unreadable cache entry (%s); the page is parsed again",
-                        type(exc).__name__)
+        except (ValidationError, ValueError, TypeError) as exc:
+            self._fault("entry", exc)
             return None
-        page.elements = parse_page(page.markdown, page.page_number, width=page.width,
-                                   height=page.height, page_size_pt=page.page_size_pt)
+        page.elements = parse_page_or_text(page.markdown, page.page_number, width=page.width,
+                                           height=page.height, page_size_pt=page.page_size_pt)
         page.cached = True
         return page
 
     def put(self, key: str, sha256: str, page: PageResult) -> None:
         """Store a finished page (elements are re-derived on read, crops are not stored)."""
-        if page.error is not None:
+        if page.error is not None or not self.writable:
             return
         payload = page.model_dump_json(exclude={"elements", "cached"})
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO pages (key, source_sha256, page_number, result, created)"
-                " VALUES (?, ?, ?, ?, ?)", (key, sha256, page.page_number, payload, time.time()))
+        try:
+            with self._lock:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO pages (key, source_sha256, page_number, result, "
+                    "created) VALUES (?, ?, ?, ?, ?)",
+                    (key, sha256, page.page_number, payload, time.time()))
+        except sqlite3.Error as exc:
+            self.writable = False
+            self._fault("write", exc)
+
+    def _fault(self, kind: str, exc: Exception) -> None:
+        """Say each kind of fault once; later ones only at debug level."""
+        messages = {"read": "cannot read from the cache %s (%s); pages not found are parsed",
+                    "entry": "ignoring unreadable entries of the cache %s (%s); those pages "
+                             "are parsed again",
+                    "write": "cannot write to the cache %s (%s); this run goes on without "
+                             "storing pages"}
+        level = logging.DEBUG if kind in self._said else logging.WARNING
+        self._said.add(kind)
+        log.log(level, messages[kind], self.path, f"{type(exc).__name__}: {exc}")
 
     def __len__(self) -> int:
         with self._lock:

@@ -57,6 +57,10 @@ def _arguments() -> argparse.ArgumentParser:
     p.add_argument("--password", help="password for encrypted PDFs")
     p.add_argument("--first-token-timeout", type=float, default=120.0)
     p.add_argument("--page-timeout", type=float, default=900.0)
+    p.add_argument("--server-wait", type=float, default=600.0, metavar="SECONDS",
+                   help="when the server stops answering mid-run (a restart), wait this "
+                        "long for it before recording the remaining pages as errors "
+                        "(default 600)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     b = sub.add_parser("bench", help="measure an endpoint: pages/min and latency per "
                                      "concurrency level, and its elbow")
@@ -85,7 +89,8 @@ def _parse(args: argparse.Namespace) -> int:
     parser = OvisParser(base_url=args.base_url, model=args.model, dpi=args.dpi,
                         concurrency=args.concurrency,
                         first_token_timeout=args.first_token_timeout,
-                        page_timeout=args.page_timeout, cache_dir=args.cache)
+                        page_timeout=args.page_timeout, cache_dir=args.cache,
+                        server_wait=args.server_wait)
     out_dir = Path(user_path(args.output))
     out_dir.mkdir(parents=True, exist_ok=True)
     targets = _output_names(files, out_dir, args.format)

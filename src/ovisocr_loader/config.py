@@ -115,7 +115,7 @@ class HealthPolicy:
 
     max_failures: int = 3
     cooldown: float = 2.0
-    max_cooldown: float = 15.0
+    max_cooldown: float = 10.0
     wait_for_any: float = 600.0
     poll_interval: float = 0.25
 

@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 
 from .document import PageErrorInfo, PageResult
-from .elements import Element, parse_page
+from .elements import parse_page_or_text
 from .elements.crops import crop_figures
 from .errors import CorruptFileError, OvisLoaderError, SourceError
 from .session import Session, render_page
@@ -87,8 +87,9 @@ async def render(session: Session, job: PageJob) -> EncodedPage:
 
 async def _read(session: Session, job: PageJob, page: EncodedPage) -> PageDone:
     outcome = await session.ocr(page.png)
-    elements = parse_elements(outcome.markdown, page.page_number, page.width, page.height,
-                              page.page_size_pt, job.name)
+    elements = parse_page_or_text(outcome.markdown, page.page_number, width=page.width,
+                                  height=page.height, page_size_pt=page.page_size_pt,
+                                  name=job.name)
     if session.settings.figures == "crop" and any(e.kind == "figure" for e in elements):
         await asyncio.to_thread(crop_figures, page.png, elements, session.settings.figures_dir,
                                 job.sha256, page.page_number)
@@ -98,21 +99,6 @@ async def _read(session: Session, job: PageJob, page: EncodedPage) -> PageDone:
         loop_trimmed=outcome.loop_trimmed, truncated=outcome.truncated,
         error=outcome.error, attempts=outcome.attempts, elements=elements)
     return PageDone(result, outcome.exception)
-
-
-def parse_elements(markdown: str, page_number: int, width: int, height: int,
-                   page_size_pt: tuple[float, float] | None, name: str = "") -> list[Element]:
-    """:func:`parse_page`, but a parser failure costs structure, never the page's text."""
-    try:
-        return parse_page(markdown, page_number, width=width, height=height,
-                          page_size_pt=page_size_pt)
-    except Exception as exc:  # one page's Markdown must never stop a batch
-        log.warning("%s page %d: the Markdown could not be parsed into elements (%s: %s); "
-                    "kept as one paragraph", name or "<input>", page_number,
-                    type(exc).__name__, exc)
-        text = markdown.strip()
-        return [Element(kind="paragraph", text=text, page_number=page_number, index=0,
-                        span=(0, len(markdown)))] if text else []
 
 
 def _failed(number: int, exc: SourceError) -> PageResult:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import urllib.parse
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -34,7 +35,21 @@ def resolve_base_urls(base_url: str | Sequence[str] | None) -> tuple[str, ...]:
     urls = [u.strip() for item in urls for u in item.split(",") if u.strip()]
     if not urls:
         raise ValueError("base_url is empty")
+    for url in urls:
+        _check_url(url)
     return tuple(dict.fromkeys(urls))
+
+
+def _check_url(url: str) -> None:
+    """An http(s) URL with a host and no credentials in it (they would end up in logs)."""
+    parts = urllib.parse.urlsplit(url)
+    shown = parts._replace(netloc=parts.hostname or "").geturl() if parts.password else url
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"base_url must be an http(s) URL such as http://localhost:8000/v1, "
+                         f"got {shown!r}")
+    if parts.username or parts.password:
+        raise ValueError(f"base_url {shown!r} holds credentials; pass api_key= (or set "
+                         "OVISOCR_API_KEY) instead")
 
 
 def _with_server_wait(health: HealthPolicy, server_wait: float | None) -> HealthPolicy:

@@ -34,7 +34,7 @@ class ParserSettings:
     """Everything a session needs; plain data, so parsers and readers pickle."""
 
     base_urls: tuple[str, ...]
-    api_key: str | None
+    api_key: str | None = field(repr=False)   # a secret: never in reprs or logs
     model: str | None
     render: RenderSettings
     concurrency: int

@@ -22,7 +22,10 @@ SETTINGS = RenderSettings()
 
 def _pages(path: Path, **kw):
     src = open_source(load_input(path), SETTINGS, **kw)
-    return [encode_page(src.render(n)) for n in src.page_numbers]
+    try:
+        return [encode_page(src.render(n)) for n in src.page_numbers]
+    finally:
+        src.close()
 
 
 def test_decompression_bomb_page_renders_at_the_capped_size(corpus: Path):

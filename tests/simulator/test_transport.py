@@ -92,9 +92,11 @@ def test_persistent_failure_is_recorded_and_neighbours_are_unaffected(
         doc = _parser(ovis_simulator).parse(pdf, name="three.pdf")
     bad = doc.pages[1]
     assert bad.error is not None and bad.error.kind == "ServerStatusError"
-    assert "boom" in bad.error.message and bad.error.attempts == 4
+    # 4 attempts; one more when the neighbours had finished and the failure streak took
+    # the server out (an outage as far as anyone could tell) until a probe answered
+    assert "boom" in bad.error.message and bad.error.attempts in (4, 5)
     assert bad.markdown == ""
-    assert len(ovis_simulator.for_page(ids[1])) == 4       # bounded attempts
+    assert len(ovis_simulator.for_page(ids[1])) == bad.error.attempts   # bounded attempts
     assert doc.pages[0].ok and doc.pages[2].ok
     assert "three.pdf page 2 failed" in caplog.text
 

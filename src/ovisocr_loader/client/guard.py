@@ -128,21 +128,39 @@ class StreamGuard:
 
     ``abort_on`` limits which kinds stop the stream; the others are only
     reported by :meth:`finish`, once the model has ended (or hit the cap).
+
+    A check looks at a bounded tail (:func:`tail_window`), so its cost does not
+    grow with the text already seen; the think marker is searched in new text
+    only. Only a verdict whose garbage fills the whole window is traced back
+    over the full text, once.
     """
 
     def __init__(self, policy: GuardPolicy, abort_on: frozenset[str] | None = None) -> None:
         self.policy = policy
         self.abort_on = abort_on
-        self.text = ""
+        self._parts: list[str] = []
+        self._length = 0
+        self._tail = ""
+        self._window = tail_window(policy)
         self._checked_at = 0
+        self._parts_seen = 0
+        self._marker_at = 0   # the think marker was searched up to here
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
 
     def feed(self, delta: str) -> Degenerate | None:
-        self.text += delta
-        if "<think>" not in delta and "</think>" not in delta:
-            if len(self.text) - self._checked_at < self.policy.check_every_chars:
-                return None
-            self._checked_at = len(self.text)
-        verdict = find_degenerate(self.text, self.policy)
+        self._parts.append(delta)
+        self._length += len(delta)
+        due = self._length - self._checked_at >= self.policy.check_every_chars
+        if not due and "<think>" not in delta and "</think>" not in delta:
+            return None
+        fresh = self._parts[self._parts_seen:]
+        self._parts_seen = len(self._parts)
+        self._tail = (self._tail + "".join(fresh))[-self._window:]
+        self._checked_at = self._length
+        verdict = self._check()
         if verdict is not None and self.abort_on is not None and verdict.kind not in self.abort_on:
             return None
         return verdict
@@ -150,3 +168,30 @@ class StreamGuard:
     def finish(self) -> Degenerate | None:
         """Check the complete text once more (the stream may end between checks)."""
         return find_degenerate(self.text, self.policy)
+
+    def _check(self) -> Degenerate | None:
+        offset = self._length - len(self._tail)
+        since = max(0, self._marker_at - offset - _MARKER_OVERLAP)
+        marker = _THINK_MARKER.search(self._tail, since)
+        self._marker_at = self._length
+        if marker is not None:
+            return Degenerate("think_marker", offset + marker.start())
+        verdict = _tail_verdict(self._tail, self.policy)
+        if verdict is None:
+            return None
+        if verdict.clean_end == 0 and offset > 0:  # garbage fills the window: trace it back
+            return _tail_verdict(self.text, self.policy)
+        return Degenerate(verdict.kind, offset + verdict.clean_end, verdict.period)
+
+
+_MARKER_OVERLAP = 64
+
+
+def tail_window(policy: GuardPolicy) -> int:
+    """Characters a check needs to see: the longest loop it must recognise, twice."""
+    longest = policy.max_period * max(policy.min_markup_repeats, policy.min_loop_repeats)
+    return 2 * max(longest, policy.min_loop_chars, _DIVERSITY_WINDOW) + policy.max_period
+
+
+def _tail_verdict(text: str, policy: GuardPolicy) -> Degenerate | None:
+    return _periodic_tail(text, policy) or _symbol_flood(text) or _low_diversity(text)

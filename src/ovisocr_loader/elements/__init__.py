@@ -1,7 +1,7 @@
 """Elements: page Markdown into typed elements, and the shared chunker. No I/O."""
 
 from .chunker import Chunk, chunk_document, element_text
-from .markdown import mark_running_furniture, parse_page
+from .markdown import mark_running_furniture, parse_page, parse_page_or_text
 from .model import Element, ElementKind, TableData
 from .tables import parse_table
 
@@ -14,5 +14,6 @@ __all__ = [
     "element_text",
     "mark_running_furniture",
     "parse_page",
+    "parse_page_or_text",
     "parse_table",
 ]

@@ -67,6 +67,23 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
     return elements
 
 
+def parse_page_or_text(markdown: str, page_number: int, *, width: int = 0, height: int = 0,
+                       page_size_pt: tuple[float, float] | None = None, name: str = ""
+                       ) -> list[Element]:
+    """:func:`parse_page`, but a parser failure costs the page its structure, never its
+    text: the whole page becomes one paragraph (and a warning names the page)."""
+    try:
+        return parse_page(markdown, page_number, width=width, height=height,
+                          page_size_pt=page_size_pt)
+    except Exception as exc:  # one page's Markdown must never stop a batch
+        log.warning("%s page %d: the Markdown could not be parsed into elements (%s: %s); "
+                    "kept as one paragraph", name or "<input>", page_number,
+                    type(exc).__name__, exc)
+        text = markdown.strip()
+        return [Element(kind="paragraph", text=text, page_number=page_number, index=0,
+                        span=(0, len(markdown)))] if text else []
+
+
 def _elements(block: Block, original: str, text: str, page: int, geometry: PageGeometry
               ) -> list[Element]:
     span = (block.start, block.end)

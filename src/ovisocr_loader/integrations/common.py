@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..document import PageErrorInfo, PageResult, ParsedDocument
-from ..elements import Element, element_text, mark_running_furniture, parse_page
+from ..elements import Element, element_text, mark_running_furniture, parse_page_or_text
 from ..elements.chunker import HeadingPath, enter_heading
 from . import metadata as keys
 
@@ -119,7 +119,7 @@ def rebuild_pages(texts: list[tuple[int, str, str | None]]) -> list[PageResult]:
         width, height, points = read_page_geometry(geometry)
         pages.append(PageResult(
             page_number=number, markdown=text, width=width, height=height,
-            page_size_pt=points, elements=parse_page(text, number, width=width, height=height,
-                                                     page_size_pt=points)))
+            page_size_pt=points, elements=parse_page_or_text(
+                text, number, width=width, height=height, page_size_pt=points)))
     mark_running_furniture([p.elements for p in pages])
     return pages
