@@ -1,16 +1,18 @@
 """Shared fixtures: the simulator comes from the ``ovisocr_simulator`` plugin.
 
-``corpus`` points at ../shared/corpus and skips cleanly where it is absent, so a
-fresh clone passes on its own.
+``corpus`` points at ``$OVISOCR_TEST_CORPUS`` (default ../shared/corpus) and
+skips cleanly where it is absent, so a fresh clone passes on its own.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = Path(os.environ.get("OVISOCR_TEST_CORPUS")
+              or Path(__file__).resolve().parents[2] / "shared" / "corpus")
 
 
 @pytest.fixture

@@ -166,6 +166,20 @@ class OvisParser:
             else:
                 self._sessions[loop] = (current, users - 1)
 
+    async def acheck(self) -> str:
+        """Probe the endpoint(s) now and return the model pages will be sent to.
+
+        Raises what the first parse would: an unreachable server, a ``model`` the
+        server does not serve (the message lists the served ones), an answer that
+        is not an OpenAI API. Sends no page.
+        """
+        async with self._session() as session:
+            return (await session.ready()).recipe.model
+
+    def check(self) -> str:
+        """Synchronous :meth:`acheck`."""
+        return run_sync(self.acheck)
+
     async def aparse(self, source: Source, *, password: str | None = None,
                      pages: Sequence[int] | None = None, name: str | None = None,
                      on_event: ProgressCallback | None = None) -> ParsedDocument:

@@ -99,8 +99,13 @@ class Session:
                 log.debug("GET /models failed (%s); using model=%s", exc, self.settings.model)
                 return self.settings.model
             raise
-        if self.settings.model:
-            return self.settings.model
+        wanted = self.settings.model
+        if wanted and wanted not in models:
+            served = ", ".join(models) or "none"
+            raise ServerStatusError(f"model {wanted!r} is not served at {self.pool.urls}; it "
+                                    f"serves: {served}", status_code=404, url=self.pool.urls)
+        if wanted:
+            return wanted
         if not models:
             raise ServerStatusError("the endpoint serves no model; pass model=",
                                     status_code=404, url=self.pool.urls)

@@ -220,3 +220,26 @@ def test_a_folder_larger_than_the_file_descriptor_limit(tmp_path: Path):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["400", "400"]
+
+
+def test_one_file_at_a_time_gets_one_warning_with_the_fix(ovis_simulator: Simulator,
+                                                          tmp_path: Path,
+                                                          caplog: pytest.LogCaptureFixture):
+    for n in range(5):
+        (tmp_path / f"fax{n}.pdf").write_bytes(marked_pdf(1)[0])
+    reader = OvisReader(base_url=ovis_simulator.base_url, concurrency=8)
+    directory = SimpleDirectoryReader(str(tmp_path), file_extractor={".pdf": reader})
+    with caplog.at_level("WARNING", logger="ovisocr_loader"):
+        assert len(directory.load_data()) == 5
+        assert len(directory.load_data()) == 5
+    advice = [r.getMessage() for r in caplog.records if "one file at a time" in r.getMessage()]
+    assert len(advice) == 1                                  # once per reader
+    assert "1 of 8 pages were in flight" in advice[0]
+    assert "asyncio.run(SimpleDirectoryReader(...).aload_data())" in advice[0]
+    caplog.clear()
+    fresh = OvisReader(base_url=ovis_simulator.base_url, concurrency=8)
+    with caplog.at_level("WARNING", logger="ovisocr_loader"):
+        asyncio.run(SimpleDirectoryReader(str(tmp_path),
+                                          file_extractor={".pdf": fresh}).aload_data())
+        fresh.load_data(str(tmp_path / "fax0.pdf"))          # one sync call alone: fine
+    assert not [r for r in caplog.records if "one file at a time" in r.getMessage()]

@@ -19,7 +19,7 @@ def test_parse_directory_to_markdown_and_json(ovis_simulator: Simulator, tmp_pat
     pdf_a, ids_a = marked_pdf(2)
     pdf_b, _ = marked_pdf(1)
     (inputs / "a.pdf").write_bytes(pdf_a)
-    (inputs / "sub" / "a.pdf").write_bytes(pdf_b)      # same stem: gets a -2 suffix
+    (inputs / "sub" / "a.pdf").write_bytes(pdf_b)      # same name: its own folder
     (inputs / "notes.txt").write_text("ignored: not a supported type")
     ovis_simulator.register(ids_a[0], "First page.")
     ovis_simulator.register(ids_a[1], "Second page.")
@@ -27,11 +27,13 @@ def test_parse_directory_to_markdown_and_json(ovis_simulator: Simulator, tmp_pat
     code = main(["parse", str(inputs), "-o", str(out), "--base-url", ovis_simulator.base_url])
     assert code == 0
     md = (out / "a.md").read_text()
+    assert md.startswith(f"<!-- source: {inputs / 'a.pdf'}; 2 of 2 pages -->")
     assert md.index("<!-- page 1 -->") < md.index("First page.") < md.index("<!-- page 2 -->")
     assert md.index("<!-- page 2 -->") < md.index("Second page.")
-    assert (out / "a-2.md").exists()
+    assert (out / "sub" / "a.md").read_text().startswith(
+        f"<!-- source: {inputs / 'sub' / 'a.pdf'};")
     summary = capsys.readouterr().err
-    assert "2/2 files, 3 pages" in summary and "0 page errors" in summary
+    assert "2/2 files, 3 pages (0 from cache)" in summary and "0 page errors" in summary
 
     code = main(["parse", str(inputs / "a.pdf"), "-o", str(out), "--format", "json",
                  "--base-url", ovis_simulator.base_url])

@@ -66,15 +66,14 @@ def test_model_base_url_and_key_from_environment(monkeypatch: pytest.MonkeyPatch
         assert sim.completions()[0].body["model"] == "served-name"
 
 
-def test_wrong_model_is_a_clear_4xx_not_retried(ovis_simulator: Simulator):
+def test_a_model_the_server_does_not_serve_fails_before_any_page(ovis_simulator: Simulator):
     pdf, _ = marked_pdf(1)
-    doc = OvisParser(base_url=ovis_simulator.base_url, model="nope").parse(pdf)
-    error = doc.pages[0].error
-    assert error is not None and error.kind == "ServerStatusError"
-    assert "The model `nope` does not exist." in error.message
-    assert len(ovis_simulator.completions()) == 1
-    with pytest.raises(ServerStatusError):
-        raise ServerStatusError(error.message, status_code=404)
+    with pytest.raises(ServerStatusError) as caught:
+        OvisParser(base_url=ovis_simulator.base_url, model="nope").parse(pdf)
+    assert "'nope' is not served" in str(caught.value)
+    assert "it serves: ATH-MaaS/OvisOCR2" in str(caught.value)
+    assert caught.value.status_code == 404
+    assert ovis_simulator.completions() == []
 
 
 def test_parsed_document_round_trips_through_json(ovis_simulator: Simulator):

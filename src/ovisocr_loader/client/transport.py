@@ -44,7 +44,8 @@ MAX_CHARS_PER_TOKEN = 32
 START_HINT = (
     "Start an OvisOCR2 server, e.g.: vllm serve ATH-MaaS/OvisOCR2 --gpu-memory-utilization 0.9 "
     "--max-model-len 32768 --gdn-prefill-backend triton --mm-processor-cache-gb 0 "
-    "--limit-mm-per-prompt '{\"image\":1}', or point base_url / OVISOCR_BASE_URL at one."
+    "--limit-mm-per-prompt '{\"image\":1}', or point base_url / OVISOCR_BASE_URL at one. "
+    "To try the loader without a GPU: ovisocr simulate --port 8000 (a simulated server)."
 )
 
 

@@ -20,7 +20,7 @@ PAGE_SEPARATOR = "\f"
 
 
 def error_text(error: PageErrorInfo | None) -> str | None:
-    """``"PageTimeoutError: …"``, or None for a page that has content."""
+    """``"PageTimeout: …"``, or None for a page that has content."""
     return None if error is None else f"{error.kind}: {error.message}"
 
 

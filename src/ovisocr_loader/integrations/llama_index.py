@@ -51,6 +51,8 @@ from .common import (
 log = logging.getLogger("ovisocr_loader")
 
 Split = Literal["page", "document", "element"]
+#: Sequential sync calls with few pages in flight before the one-time advice.
+_SLOW_SYNC_CALLS = 3
 FileInput = str | os.PathLike[str] | bytes
 
 
@@ -97,6 +99,10 @@ class OvisReader(BasePydanticReader):
 
     _parser: OvisParser | None = PrivateAttr(default=None)
     _parser_key: tuple[Any, ...] = PrivateAttr(default=())
+    _sync_active: int = PrivateAttr(default=0)
+    _small_sync_calls: int = PrivateAttr(default=0)
+    _most_in_flight: int = PrivateAttr(default=0)
+    _warned_sync: bool = PrivateAttr(default=False)
 
     @field_validator("figures_dir", "cache_dir", mode="before")
     @classmethod
@@ -132,8 +138,33 @@ class OvisReader(BasePydanticReader):
                        extra_info: dict[str, Any] | None = None, fs: Any = None,
                        ) -> Iterator[Document]:
         """Documents of one file (or several, through one limit, file by file as they finish)."""
-        for parsed in self.parser().parse_many(_jobs(file, fs)):
-            yield from self._documents(parsed, extra_info)
+        self._sync_active += 1
+        overlapped = self._sync_active > 1
+        pages = 0
+        try:
+            for parsed in self.parser().parse_many(_jobs(file, fs)):
+                pages += len(parsed.pages)
+                yield from self._documents(parsed, extra_info)
+        finally:
+            self._sync_active -= 1
+        self._note_sync_call(pages, overlapped)
+
+    def _note_sync_call(self, pages: int, overlapped: bool) -> None:
+        """Warn once when sequential sync calls each keep only a few pages in flight:
+        SimpleDirectoryReader.load_data reads one file at a time, whatever the limit."""
+        in_flight = min(pages, self.concurrency)
+        few = not overlapped and in_flight <= max(1, self.concurrency // 4)
+        self._small_sync_calls = self._small_sync_calls + 1 if few else 0
+        self._most_in_flight = max(self._most_in_flight, in_flight) if few else 0
+        if self._small_sync_calls >= _SLOW_SYNC_CALLS and not self._warned_sync:
+            self._warned_sync = True
+            log.warning(
+                "OvisReader.load_data is being called one file at a time (as "
+                "SimpleDirectoryReader.load_data does): at most %d of %d pages were in "
+                "flight. To read every file at once, use "
+                "asyncio.run(SimpleDirectoryReader(...).aload_data()), or in a notebook "
+                "await SimpleDirectoryReader(...).aload_data()",
+                self._most_in_flight, self.concurrency)
 
     async def aload_data(self, file: FileInput | Sequence[FileInput],
                          extra_info: dict[str, Any] | None = None, fs: Any = None,

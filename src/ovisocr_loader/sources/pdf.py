@@ -55,7 +55,8 @@ class PdfSource:
                 if getattr(exc, "err_code", None) == _PASSWORD_ERROR:
                     if password is None:
                         raise PasswordRequiredError(
-                            "PDF is encrypted; pass password=", file=self.name) from exc
+                            "PDF is encrypted and needs its password (password= in Python, "
+                            "--password on the command line)", file=self.name) from exc
                     raise PasswordRequiredError("wrong password for encrypted PDF",
                                                 file=self.name) from exc
                 if _looks_pageless(inp):

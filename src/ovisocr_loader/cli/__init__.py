@@ -1,0 +1,34 @@
+"""The ``ovisocr`` command: parse files, measure an endpoint, or run the simulator.
+
+``ovisocr parse PATH...`` writes one output per input, shows progress and a
+summary, and exits 0 (all parsed), 1 (some page or file failed), 2 (nothing
+usable: no input, no server, a bad option) or 130 (interrupted). Bad input and
+bad server answers are one line each, never a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+from .arguments import EXIT_INTERRUPTED, build
+from .other_commands import run_bench, run_simulate
+from .parse_command import run_parse
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="ovisocr: %(message)s")
+    try:
+        if args.command == "simulate":
+            return run_simulate(args)
+        if args.command == "bench":
+            return run_bench(args)
+        return run_parse(args)
+    except KeyboardInterrupt:
+        print("ovisocr: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+__all__ = ["main"]

@@ -1,0 +1,136 @@
+"""The ``ovisocr`` command line: every option with its unit and default, and the
+checks that turn a bad value into a usage error (exit 2, no traceback)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from .. import __version__
+
+EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+ENVIRONMENT = """environment:
+  OVISOCR_BASE_URL   endpoint(s), comma-separated (default http://localhost:8000/v1)
+  OVISOCR_API_KEY    API key sent as a bearer token
+  OVISOCR_MODEL      served model name
+
+exit status: 0 all parsed; 1 some page or file failed (the rest is written);
+2 nothing usable (no input, no server, bad option); 130 interrupted.
+Try it without a GPU: `ovisocr simulate --port 8000` in another terminal."""
+
+
+def number(kind: type[int] | type[float], low: float, high: float | None = None,
+           *, low_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a number within bounds, else a usage error naming them."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        too_low = value <= low if low_open else value < low
+        if too_low or (high is not None and value > high):
+            bounds = f"> {low:g}" if low_open else f">= {low:g}"
+            if high is not None:
+                bounds = f"between {low:g} and {high:g}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {text}")
+        return value
+    return parse
+
+
+def page_ranges(text: str) -> list[int]:
+    """``1-3,7`` -> [1, 2, 3, 7]."""
+    pages: list[int] = []
+    try:
+        for part in text.split(","):
+            first, _, last = part.strip().partition("-")
+            start, end = int(first), int(last or first)
+            if start < 1 or end < start:
+                raise ValueError
+            pages.extend(range(start, end + 1))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"pages are 1-based numbers and ranges such as 1-3,7; got {text!r}") from None
+    return sorted(set(pages))
+
+
+def build() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="ovisocr", description="Scanned PDFs and page images to Markdown with OvisOCR2 "
+        "served by vLLM.", epilog=ENVIRONMENT, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _parse_command(sub.add_parser(
+        "parse", help="parse PDFs and page images into Markdown or JSON", epilog=ENVIRONMENT,
+        formatter_class=argparse.RawTextHelpFormatter))
+    _bench_command(sub.add_parser(
+        "bench", help="measure an endpoint: pages/min and latency per concurrency level",
+        formatter_class=argparse.RawTextHelpFormatter))
+    _simulate_command(sub.add_parser(
+        "simulate", help="serve the simulated OvisOCR2 model on 127.0.0.1 (no GPU needed)",
+        formatter_class=argparse.RawTextHelpFormatter))
+    return ap
+
+
+def _parse_command(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="PDF or image files, directories (searched recursively) or globs")
+    p.add_argument("-o", "--output", default=".", metavar="OUT",
+                   help="a directory (input folders are mirrored under it), a file such as\n"
+                        "result.md for a single input, or - for stdout (default: .)")
+    p.add_argument("--format", action="append", choices=("md", "json"), metavar="FORMAT",
+                   help="md or json; repeat to write both (default: md; with -o -, json\n"
+                        "means JSON lines)")
+    p.add_argument("--pages", type=page_ranges, metavar="RANGES",
+                   help="only these 1-based pages of each input, e.g. 1-3,7 (default: all)")
+    p.add_argument("--base-url", action="append", metavar="URL",
+                   help="OpenAI-compatible endpoint ending in /v1 (default: $OVISOCR_BASE_URL\n"
+                        "or http://localhost:8000/v1); repeat to spread pages over servers")
+    p.add_argument("--api-key", metavar="KEY", help="API key (default: $OVISOCR_API_KEY)")
+    p.add_argument("--model", metavar="NAME",
+                   help="served model name, checked against /v1/models (default:\n"
+                        "$OVISOCR_MODEL, else the first model the server lists)")
+    p.add_argument("--concurrency", type=number(int, 1, 4096), default=32, metavar="N",
+                   help="requests in flight over all inputs (default: 32)")
+    p.add_argument("--dpi", type=number(float, 72, 1200), default=150, metavar="DPI",
+                   help="render resolution in dots per inch, 72-1200 (default: 150;\n"
+                        "below 150 tables fuse)")
+    p.add_argument("--password", metavar="PASSWORD", help="password for encrypted PDFs")
+    p.add_argument("--cache", metavar="DIR",
+                   help="keep finished pages in DIR: reruns and interrupted runs skip them\n"
+                        "(default: no cache)")
+    p.add_argument("--first-token-timeout", type=number(float, 0, low_open=True),
+                   default=120.0, metavar="SECONDS",
+                   help="give up a request with no token after this long (default: 120)")
+    p.add_argument("--page-timeout", type=number(float, 0, low_open=True), default=900.0,
+                   metavar="SECONDS", help="give up a request after this long (default: 900)")
+    p.add_argument("--server-wait", type=number(float, 0), default=600.0, metavar="SECONDS",
+                   help="when the server stops answering mid-run (a restart), wait this\n"
+                        "long before recording the remaining pages as errors (default: 600)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="print no progress (default: a bar on a terminal, a line every\n"
+                        "10 seconds otherwise)")
+
+
+def _bench_command(b: argparse.ArgumentParser) -> None:
+    b.add_argument("--base-url", action="append", metavar="URL",
+                   help="endpoint to measure (default: $OVISOCR_BASE_URL); repeat for several")
+    b.add_argument("--model", metavar="NAME", help="served model name (default: discovered)")
+    b.add_argument("--levels", default="8,16,32,64", metavar="N,N,...",
+                   help="comma-separated concurrency levels (default: 8,16,32,64)")
+    b.add_argument("--pages-per-level", type=number(int, 1), default=None, metavar="N",
+                   help="fresh pages per level (default: 3x the level, at least 16)")
+    b.add_argument("--warmup", type=number(int, 0), default=4, metavar="N",
+                   help="pages sent first and not counted (default: 4)")
+    b.add_argument("--dpi", type=number(float, 72, 1200), default=150, metavar="DPI",
+                   help="render resolution of the generated pages (default: 150)")
+
+
+def _simulate_command(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--port", type=number(int, 0, 65535), default=8000, metavar="PORT",
+                   help="TCP port on 127.0.0.1; 0 picks a free one (default: 8000)")
+    s.add_argument("--speed", type=number(float, 0, low_open=True), default=1.0,
+                   metavar="FACTOR",
+                   help="multiply the field-calibrated decode speed (default: 1)")
+    s.add_argument("--model", default=None, metavar="NAME",
+                   help="model name to serve (default: ATH-MaaS/OvisOCR2)")

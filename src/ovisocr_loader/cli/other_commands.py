@@ -1,0 +1,51 @@
+"""``ovisocr bench`` (measure an endpoint) and ``ovisocr simulate`` (serve the simulator)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from ..errors import OvisLoaderError
+from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
+from .parse_command import say
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from .. import bench  # page generation pulls in the test-page helpers; only here
+
+    try:
+        levels = sorted({int(v) for v in args.levels.split(",") if v.strip()})
+    except ValueError:
+        say(f"--levels must be integers: {args.levels}")
+        return EXIT_UNUSABLE
+    if not levels or min(levels) < 1:
+        say("--levels needs at least one level >= 1")
+        return EXIT_UNUSABLE
+    try:
+        results = bench.run(args.base_url, args.model, levels, args.pages_per_level,
+                            args.warmup, args.dpi)
+    except OvisLoaderError as exc:
+        say(str(exc))
+        return EXIT_UNUSABLE
+    print(bench.report(results))
+    return EXIT_FAILED if any(r.errors for r in results) else EXIT_OK
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    from ..testing import DEFAULT_MODEL, LatencyModel, Simulator
+
+    sim = Simulator(model=args.model or DEFAULT_MODEL, latency=LatencyModel(speed=args.speed),
+                    port=args.port)
+    try:
+        sim.start()
+    except OSError as exc:
+        say(f"cannot listen on 127.0.0.1:{args.port} ({exc.strerror or exc}); "
+            "pick another port with --port, or --port 0 for any free one")
+        return EXIT_UNUSABLE
+    print(json.dumps({"base_url": sim.base_url, "model": sim.model}), flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    finally:
+        sim.stop()

@@ -1,0 +1,152 @@
+"""``ovisocr parse``: check the inputs, check the server, parse, write, summarise.
+
+Inputs are checked before the server is probed, so every missing or unreadable
+file is named once, whatever the state of the server. Ctrl-C stops sending,
+writes every finished document and what the unfinished ones have so far
+(marked incomplete), says how to resume, and exits 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..document import PageResult, ParsedDocument
+from ..errors import OvisLoaderError
+from ..parser import OvisParser
+from ..pipeline import DocumentJob, DocumentStarted, PageFinished, ProgressEvent
+from ..sources import expand_paths
+from .arguments import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNUSABLE
+from .outputs import OutputError, OutputPlan, plan_outputs
+from .progress import Progress
+
+
+def run_parse(args: argparse.Namespace) -> int:
+    files, problems = check_inputs(args.paths)
+    for problem in problems:
+        say(problem)
+    if not files:
+        say("no input to parse" + ("" if problems else ": no supported files found"))
+        return EXIT_UNUSABLE
+    try:
+        plan = plan_outputs(args.output, args.format, files)
+    except OutputError as exc:
+        say(str(exc))
+        return EXIT_UNUSABLE
+    parser = OvisParser(base_url=args.base_url, api_key=args.api_key, model=args.model,
+                        dpi=args.dpi, concurrency=args.concurrency,
+                        first_token_timeout=args.first_token_timeout,
+                        page_timeout=args.page_timeout, cache_dir=args.cache,
+                        server_wait=args.server_wait)
+    try:
+        parser.check()
+    except OvisLoaderError as exc:
+        say(str(exc))
+        return EXIT_UNUSABLE
+    run = ParseRun(plan, Progress(_progress_mode(args, plan)), failed_files=len(problems))
+    jobs = [DocumentJob(str(f), args.password, args.pages) for f in files]
+    try:
+        for doc in parser.parse_many(jobs, on_event=run.on_event):
+            run.finished(doc)
+    except KeyboardInterrupt:
+        return run.interrupted(args.cache)
+    except OvisLoaderError as exc:
+        run.progress.close()
+        say(str(exc))
+        return EXIT_UNUSABLE
+    return run.summary(len(files) + len(problems))
+
+
+def check_inputs(paths: list[str]) -> tuple[list[Path], list[str]]:
+    """The files to parse, and one message for each input that cannot be read."""
+    files: list[Path] = []
+    problems: list[str] = []
+    for path in expand_paths(paths):
+        if not path.exists():
+            problems.append(f"{path}: file not found")
+        elif not path.is_file():
+            problems.append(f"{path}: not a file")
+        elif not os.access(path, os.R_OK):
+            problems.append(f"{path}: permission denied")
+        elif path not in files:
+            files.append(path)
+    return files, problems
+
+
+def say(message: str) -> None:
+    print(f"ovisocr: {message}", file=sys.stderr, flush=True)
+
+
+def _progress_mode(args: argparse.Namespace, plan: OutputPlan) -> str:
+    if args.no_progress:
+        return "off"
+    return "bar" if sys.stderr.isatty() else "lines"
+
+
+@dataclass
+class ParseRun:
+    """What one run has done so far: written files, failures, unfinished documents."""
+
+    plan: OutputPlan
+    progress: Progress
+    failed_files: int = 0
+    page_errors: int = 0
+    pages: int = 0
+    cached: int = 0
+    documents: int = 0
+    partial: dict[str, dict[int, PageResult]] = field(default_factory=dict)
+    expected: dict[str, int] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+
+    def on_event(self, event: ProgressEvent) -> None:
+        self.progress.update(event)
+        if isinstance(event, DocumentStarted):
+            self.expected[event.source] = event.pages
+            self.partial[event.source] = {}
+        elif isinstance(event, PageFinished) and event.source in self.partial:
+            self.partial[event.source][event.page.page_number] = event.page
+
+    def finished(self, doc: ParsedDocument) -> None:
+        self.partial.pop(doc.source, None)
+        if doc.error is not None:
+            self.failed_files += 1
+            say(f"{doc.source}: {doc.error.kind}: {doc.error.message}")
+            return
+        self.plan.write(doc)
+        self.documents += 1
+        self.pages += len(doc.pages)
+        self.cached += sum(p.cached for p in doc.pages)
+        self.page_errors += len(doc.failed_pages)
+
+    def summary(self, inputs: int) -> int:
+        self.progress.close()
+        elapsed = time.monotonic() - self.started
+        rate = self.pages / elapsed * 60 if elapsed > 0 else 0.0
+        say(f"{inputs - self.failed_files}/{inputs} files, {self.pages} pages "
+            f"({self.cached} from cache) in {elapsed:.1f} s ({rate:.0f} pages/min); "
+            f"{self.page_errors} page errors, {self.failed_files} files failed; "
+            f"output in {self.plan.describe()}")
+        return EXIT_FAILED if self.failed_files or self.page_errors else EXIT_OK
+
+    def interrupted(self, cache: str | None) -> int:
+        """Ctrl-C: keep what is done, say how to resume."""
+        self.progress.close()
+        incomplete = 0
+        for source, pages in self.partial.items():
+            if pages:
+                doc = ParsedDocument(source=source, total_pages=self.expected.get(source, 0),
+                                     pages=[pages[n] for n in sorted(pages)])
+                self.plan.write(doc, note=f"incomplete: interrupted after {len(pages)} of "
+                                          f"{self.expected.get(source, 0)} pages")
+                incomplete += 1
+        done = self.pages + sum(len(p) for p in self.partial.values())
+        resume = (f"run the same command again to resume: finished pages are in the cache "
+                  f"{cache}" if cache else "add --cache DIR next time, and an interrupted "
+                  "run resumes where it stopped")
+        say(f"interrupted: {done} pages done; {self.documents} documents written, "
+            f"{incomplete} incomplete ones marked as such; {resume}")
+        return EXIT_INTERRUPTED
