@@ -14,9 +14,10 @@ import dataclasses
 import os
 import urllib.parse
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ._sync import iterate_sync, run_sync
+from .client.adaptive import AdaptivePolicy
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import ParsedDocument
 from .paths import user_path
@@ -97,7 +98,7 @@ class OvisParser:
         api_key: str | None = None,
         model: str | None = None,
         dpi: float = 150,
-        concurrency: int = 32,
+        concurrency: int | Literal["auto"] = "auto",
         *,
         first_token_timeout: float = 120.0,
         page_timeout: float = 900.0,
@@ -111,9 +112,12 @@ class OvisParser:
         health: HealthPolicy | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         server_wait: float | None = None,
+        max_concurrency: int = 256,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+        if concurrency != "auto" and (not isinstance(concurrency, int) or concurrency < 1):
+            raise ValueError(f'concurrency must be "auto" or an int >= 1, got {concurrency!r}')
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be at least 1")
         if errors not in ("record", "raise"):
             raise ValueError('errors must be "record" or "raise"')
         self.settings = ParserSettings(
@@ -122,7 +126,7 @@ class OvisParser:
             model=model or os.environ.get("OVISOCR_MODEL"),
             render=RenderSettings(dpi=dpi),
             concurrency=concurrency,
-            prefetch=prefetch if prefetch is not None else max(4, concurrency // 2),
+            prefetch=prefetch,
             timeouts=Timeouts(first_token=first_token_timeout, page=page_timeout,
                               connect=connect_timeout),
             retry=retry or RetryPolicy(),
@@ -132,6 +136,7 @@ class OvisParser:
             figures_dir=user_path(figures_dir) if figures_dir is not None else None,
             health=_with_server_wait(health or HealthPolicy(), server_wait),
             cache_dir=user_path(cache_dir) if cache_dir is not None else None,
+            adaptive=AdaptivePolicy(start=min(16, max_concurrency), maximum=max_concurrency),
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
 
@@ -139,7 +144,13 @@ class OvisParser:
         s = self.settings
         urls = s.base_urls[0] if len(s.base_urls) == 1 else list(s.base_urls)
         return (f"OvisParser(base_url={urls!r}, model={s.model!r}, dpi={s.render.dpi:g}, "
-                f"concurrency={s.concurrency})")
+                f"concurrency={s.concurrency!r})")
+
+    @property
+    def concurrency_now(self) -> int | None:
+        """The in-flight limit of a running parse (adaptive or fixed), or None when idle."""
+        sessions = [session for session, _ in list(self._sessions.values())]
+        return sum(s.concurrency for s in sessions) if sessions else None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"settings": self.settings}

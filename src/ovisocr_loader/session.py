@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .cache import PageCache, page_key
+from .client.adaptive import AdaptivePolicy
 from .client.endpoints import EndpointPool
+from .client.limiter import Limiter
 from .client.page_client import PageClient, PageOutcome
 from .client.request import RequestRecipe
 from .client.transport import Transport
+from .client.tuner import ConcurrencyTuner
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import PageResult
 from .errors import OvisLoaderError, ServerStatusError
@@ -37,8 +40,8 @@ class ParserSettings:
     api_key: str | None = field(repr=False)   # a secret: never in reprs or logs
     model: str | None
     render: RenderSettings
-    concurrency: int
-    prefetch: int
+    concurrency: int | Literal["auto"]
+    prefetch: int | None
     timeouts: Timeouts
     retry: RetryPolicy
     guard: GuardPolicy
@@ -47,6 +50,11 @@ class ParserSettings:
     figures_dir: str | None = None
     health: HealthPolicy = field(default_factory=HealthPolicy)
     cache_dir: str | None = None
+    adaptive: AdaptivePolicy = field(default_factory=AdaptivePolicy)
+
+    @property
+    def auto(self) -> bool:
+        return self.concurrency == "auto"
 
 
 class Session:
@@ -56,11 +64,25 @@ class Session:
         self.settings = settings
         self.pool = EndpointPool([Transport(url, settings.api_key, settings.timeouts)
                                   for url in settings.base_urls], settings.health)
-        self.limiter = asyncio.Semaphore(settings.concurrency)
-        self.window = asyncio.Semaphore(settings.concurrency + settings.prefetch)
+        endpoints = self.pool.endpoints
+        if settings.auto:
+            for endpoint in endpoints:
+                endpoint.limit = settings.adaptive.start
+        else:
+            share = max(1, int(settings.concurrency) // len(endpoints))
+            for endpoint in endpoints:
+                endpoint.limit = share
+        total = sum(e.limit for e in endpoints) if settings.auto else int(settings.concurrency)
+        #: requests in flight over every page of every document on this loop
+        self.limiter = Limiter(total)
+        #: pages rendered or in flight (the render window)
+        self.window = Limiter(total + self._prefetch(total))
         #: inputs open at once over all calls on this loop: SimpleDirectoryReader.aload_data
         #: starts one parse per file, and each open PDF holds a file descriptor
-        self.open_documents = asyncio.Semaphore(settings.concurrency + settings.prefetch)
+        self.open_documents = Limiter(total + self._prefetch(total))
+        self.tuner = ConcurrencyTuner(self.pool, settings.adaptive, self.set_total) \
+            if settings.auto else None
+        self._tuning: asyncio.Task[None] | None = None
         #: pages rendered at once: PDFium itself is serialised, PNG encoding is not
         self.renders = asyncio.Semaphore(max(1, min(4, os.cpu_count() or 1)))
         self.cache = open_cache(settings.cache_dir) if settings.cache_dir else None
@@ -84,7 +106,24 @@ class Session:
                     self._failure = exc
                     raise
                 self._client = PageClient(self.pool, self.recipe(model), self.settings.retry)
+                if self.tuner is not None:
+                    self._tuning = asyncio.create_task(self.tuner.run())
             return self._client
+
+    def _prefetch(self, total: int) -> int:
+        given = self.settings.prefetch
+        return given if given is not None else max(4, total // 2)
+
+    def set_total(self, total: int) -> None:
+        """A new in-flight limit (from the tuner); the render window follows it."""
+        self.limiter.set_limit(total)
+        self.window.set_limit(total + self._prefetch(total))
+        self.open_documents.set_limit(total + self._prefetch(total))
+
+    @property
+    def concurrency(self) -> int:
+        """The in-flight limit now."""
+        return self.limiter.limit
 
     def recipe(self, model: str) -> RequestRecipe:
         """What every request of this session asks for (and what the cache key hashes)."""
@@ -138,6 +177,9 @@ class Session:
             return await client.run(png)
 
     async def aclose(self) -> None:
+        if self._tuning is not None:
+            self._tuning.cancel()
+            await asyncio.gather(self._tuning, return_exceptions=True)
         await self.pool.aclose()
         if self.cache is not None:
             self.cache.close()

@@ -38,6 +38,13 @@ def number(kind: type[int] | type[float], low: float, high: float | None = None,
     return parse
 
 
+def concurrency(text: str) -> int | str:
+    """``auto`` or a whole number >= 1."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    return int(number(int, 1, 4096)(text))
+
+
 def page_ranges(text: str) -> list[int]:
     """``1-3,7`` -> [1, 2, 3, 7]."""
     pages: list[int] = []
@@ -90,8 +97,11 @@ def _parse_command(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="NAME",
                    help="served model name, checked against /v1/models (default:\n"
                         "$OVISOCR_MODEL, else the first model the server lists)")
-    p.add_argument("--concurrency", type=number(int, 1, 4096), default=32, metavar="N",
-                   help="requests in flight over all inputs (default: 32)")
+    p.add_argument("--concurrency", type=concurrency, default="auto", metavar="N|auto",
+                   help="requests in flight over all inputs: a number, or auto to find and\n"
+                        "track the server's throughput elbow (default: auto)")
+    p.add_argument("--max-concurrency", type=number(int, 1, 4096), default=256, metavar="N",
+                   help="upper bound of --concurrency auto, per server (default: 256)")
     p.add_argument("--dpi", type=number(float, 72, 1200), default=150, metavar="DPI",
                    help="render resolution in dots per inch, 72-1200 (default: 150;\n"
                         "below 150 tables fuse)")
@@ -129,6 +139,9 @@ def _bench_command(b: argparse.ArgumentParser) -> None:
 def _simulate_command(s: argparse.ArgumentParser) -> None:
     s.add_argument("--port", type=number(int, 0, 65535), default=8000, metavar="PORT",
                    help="TCP port on 127.0.0.1; 0 picks a free one (default: 8000)")
+    s.add_argument("--gpu", choices=("small", "rtx5090", "large"), default="rtx5090",
+                   help="capacity profile: small (elbow ~12), rtx5090 (~32), large (~128)\n"
+                        "(default: rtx5090)")
     s.add_argument("--speed", type=number(float, 0, low_open=True), default=1.0,
                    metavar="FACTOR",
                    help="multiply the field-calibrated decode speed (default: 1)")

@@ -33,10 +33,10 @@ def run_bench(args: argparse.Namespace) -> int:
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    from ..testing import DEFAULT_MODEL, LatencyModel, Simulator
+    from ..testing import DEFAULT_MODEL, Simulator
 
-    sim = Simulator(model=args.model or DEFAULT_MODEL, latency=LatencyModel(speed=args.speed),
-                    port=args.port)
+    sim = Simulator.for_gpu(args.gpu, speed=args.speed, model=args.model or DEFAULT_MODEL,
+                            port=args.port)
     try:
         sim.start()
     except OSError as exc:

@@ -39,6 +39,7 @@ def run_parse(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     parser = OvisParser(base_url=args.base_url, api_key=args.api_key, model=args.model,
                         dpi=args.dpi, concurrency=args.concurrency,
+                        max_concurrency=args.max_concurrency,
                         first_token_timeout=args.first_token_timeout,
                         page_timeout=args.page_timeout, cache_dir=args.cache,
                         server_wait=args.server_wait)
@@ -47,7 +48,8 @@ def run_parse(args: argparse.Namespace) -> int:
     except OvisLoaderError as exc:
         say(str(exc))
         return EXIT_UNUSABLE
-    run = ParseRun(plan, Progress(_progress_mode(args, plan)), failed_files=len(problems))
+    progress = Progress(_progress_mode(args, plan), limit=lambda: parser.concurrency_now)
+    run = ParseRun(plan, progress, failed_files=len(problems))
     jobs = [DocumentJob(str(f), args.password, args.pages) for f in files]
     try:
         for doc in parser.parse_many(jobs, on_event=run.on_event):

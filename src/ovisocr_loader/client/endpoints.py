@@ -45,6 +45,10 @@ class Endpoint:
     down_until: float | None = None
     times_down: int = 0
     probing: bool = False
+    #: this endpoint's share of the in-flight limit (adaptive or fixed)
+    limit: int = 1
+    #: answers received (the adaptive controller's measure of work done)
+    completed: int = 0
 
     @property
     def url(self) -> str:
@@ -56,7 +60,8 @@ class Endpoint:
 
 
 def pick(endpoints: Sequence[Endpoint], avoid: Endpoint | None = None) -> Endpoint | None:
-    """The up endpoint with the fewest requests outstanding (then the fewest served).
+    """The up endpoint least loaded for its limit (then with the fewest requests
+    outstanding, then the fewest served).
 
     ``avoid`` (where the previous try failed) is chosen only when nothing else is up.
     """
@@ -65,7 +70,8 @@ def pick(endpoints: Sequence[Endpoint], avoid: Endpoint | None = None) -> Endpoi
     candidates = others or up
     if not candidates:
         return None
-    return min(candidates, key=lambda e: (e.outstanding, e.served))
+    return min(candidates, key=lambda e: (e.outstanding / max(1, e.limit), e.outstanding,
+                                          e.served))
 
 
 def hurts_health(error: OvisLoaderError) -> bool:
@@ -163,6 +169,7 @@ class EndpointPool:
 
     def succeeded(self, endpoint: Endpoint) -> None:
         endpoint.failures = 0
+        endpoint.completed += 1
 
     def failed(self, endpoint: Endpoint, error: OvisLoaderError) -> None:
         if not hurts_health(error):

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import httpx2
 import openai
 
@@ -33,10 +34,15 @@ from ..errors import (
 )
 from . import sse
 from .guard import Degenerate
+from .metrics import ServerLoad, metrics_url, parse_metrics
 from .request import ChatRequest
 from .retry import parse_retry_after
 
 log = logging.getLogger("ovisocr_loader")
+
+_METRICS_TIMEOUT_S = 2.0
+_METRICS_RETRY = 15
+_METRICS_MAX_BYTES = 1 << 20   # vLLM's page is tens of KB; never read a flood
 
 #: An answer longer than this many characters per requested token is not a real one.
 MAX_CHARS_PER_TOKEN = 32
@@ -83,9 +89,35 @@ class Transport:
                                        connect=timeouts.connect),
                 limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=1000)),
         )
+        self._metrics_session: aiohttp.ClientSession | None = None
+        self._metrics_misses = 0
 
     async def aclose(self) -> None:
         await self._client.close()
+        if self._metrics_session is not None:
+            await self._metrics_session.close()
+
+    async def load(self) -> ServerLoad | None:
+        """The server's own load from ``/metrics``, or None (absent, unreadable, slow).
+
+        A server without ``/metrics`` is asked again only every ``_METRICS_RETRY`` calls.
+        """
+        if self._metrics_misses % _METRICS_RETRY:
+            self._metrics_misses += 1
+            return None
+        if self._metrics_session is None:
+            self._metrics_session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=_METRICS_TIMEOUT_S))
+        try:
+            async with self._metrics_session.get(metrics_url(self.base_url)) as response:
+                body = await response.content.read(_METRICS_MAX_BYTES) \
+                    if response.status == 200 else b""
+                text = body.decode("utf-8", "replace")
+        except (aiohttp.ClientError, asyncio.TimeoutError):
+            text = ""
+        load = parse_metrics(text) if text else None
+        self._metrics_misses = 0 if load is not None else self._metrics_misses + 1
+        return load
 
     async def probe(self) -> list[str]:
         """List the served model ids; fail fast with a clear error if nothing answers."""

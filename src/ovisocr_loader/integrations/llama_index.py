@@ -83,7 +83,10 @@ class OvisReader(BasePydanticReader):
                                 description="default OVISOCR_API_KEY; never serialized")
     model: str | None = Field(default=None, description="default: the first served model")
     dpi: float = Field(default=150, gt=0)
-    concurrency: int = Field(default=32, ge=1, description="requests in flight, all files")
+    concurrency: int | Literal["auto"] = Field(
+        default="auto", description="requests in flight over all files: a number, or 'auto' "
+        "to find and track the server's throughput elbow")
+    max_concurrency: int = Field(default=256, ge=1, description="upper bound of 'auto'")
     first_token_timeout: float = Field(default=120.0, gt=0)
     page_timeout: float = Field(default=900.0, gt=0)
     connect_timeout: float = Field(default=5.0, gt=0)
@@ -103,6 +106,7 @@ class OvisReader(BasePydanticReader):
     _small_sync_calls: int = PrivateAttr(default=0)
     _most_in_flight: int = PrivateAttr(default=0)
     _warned_sync: bool = PrivateAttr(default=False)
+    _limit_seen: int = PrivateAttr(default=16)
 
     @field_validator("figures_dir", "cache_dir", mode="before")
     @classmethod
@@ -130,7 +134,8 @@ class OvisReader(BasePydanticReader):
                 concurrency=self.concurrency, first_token_timeout=self.first_token_timeout,
                 page_timeout=self.page_timeout, connect_timeout=self.connect_timeout,
                 errors=self.errors, figures=self.figures, figures_dir=self.figures_dir,
-                cache_dir=self.cache_dir, server_wait=self.server_wait)
+                cache_dir=self.cache_dir, server_wait=self.server_wait,
+                max_concurrency=self.max_concurrency)
             self._parser_key = key
         return self._parser
 
@@ -152,8 +157,11 @@ class OvisReader(BasePydanticReader):
     def _note_sync_call(self, pages: int, overlapped: bool) -> None:
         """Warn once when sequential sync calls each keep only a few pages in flight:
         SimpleDirectoryReader.load_data reads one file at a time, whatever the limit."""
-        in_flight = min(pages, self.concurrency)
-        few = not overlapped and in_flight <= max(1, self.concurrency // 4)
+        limit = self.parser().concurrency_now or (
+            self.concurrency if isinstance(self.concurrency, int) else 16)
+        in_flight = min(pages, limit)
+        few = not overlapped and in_flight <= max(1, limit // 4)
+        self._limit_seen = limit
         self._small_sync_calls = self._small_sync_calls + 1 if few else 0
         self._most_in_flight = max(self._most_in_flight, in_flight) if few else 0
         if self._small_sync_calls >= _SLOW_SYNC_CALLS and not self._warned_sync:
@@ -164,7 +172,7 @@ class OvisReader(BasePydanticReader):
                 "flight. To read every file at once, use "
                 "asyncio.run(SimpleDirectoryReader(...).aload_data()), or in a notebook "
                 "await SimpleDirectoryReader(...).aload_data()",
-                self._most_in_flight, self.concurrency)
+                self._most_in_flight, self._limit_seen)
 
     async def aload_data(self, file: FileInput | Sequence[FileInput],
                          extra_info: dict[str, Any] | None = None, fs: Any = None,

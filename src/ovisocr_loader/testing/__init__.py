@@ -4,7 +4,7 @@ No GPU or weights needed: the simulator speaks the same HTTP/SSE as vLLM, so the
 real client is exercised end to end over loopback.
 """
 
-from .latency import FIELD_THROUGHPUT, LatencyModel
+from .latency import FIELD_THROUGHPUT, GPU_PROFILES, GpuProfile, LatencyModel
 from .pages import (
     draw_page_id,
     make_pdf,
@@ -34,9 +34,11 @@ from .server import DEFAULT_MODEL, RequestRecord, Simulator
 __all__ = [
     "DEFAULT_MODEL",
     "FIELD_THROUGHPUT",
+    "GPU_PROFILES",
     "PANGRAM",
     "EndWithoutFinish",
     "Fault",
+    "GpuProfile",
     "Hang",
     "HttpError",
     "LatencyModel",

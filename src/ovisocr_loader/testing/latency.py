@@ -20,6 +20,18 @@ FIELD_THROUGHPUT: tuple[tuple[int, float], ...] = (
 )
 
 
+#: A small card (elbow ~12): more requests in flight only thrash its KV cache.
+SMALL_GPU_THROUGHPUT: tuple[tuple[int, float], ...] = (
+    (1, 60.0), (4, 170.0), (8, 250.0), (12, 290.0), (16, 285.0), (24, 255.0), (32, 235.0),
+    (64, 210.0), (128, 200.0),
+)
+#: A >= 70 GB card (elbow ~128).
+LARGE_GPU_THROUGHPUT: tuple[tuple[int, float], ...] = (
+    (1, 90.0), (16, 620.0), (32, 1000.0), (64, 1500.0), (96, 1780.0), (128, 1900.0),
+    (160, 1920.0), (192, 1880.0), (256, 1800.0), (384, 1700.0),
+)
+
+
 @dataclass(frozen=True)
 class LatencyModel:
     """Per-request decode rate as a function of requests running."""
@@ -29,6 +41,7 @@ class LatencyModel:
     #: time to first token (prefill) in seconds, before ``speed``.
     prefill_s: float = 0.12
     table: tuple[tuple[int, float], ...] = FIELD_THROUGHPUT
+
 
     def pages_per_minute(self, running: int) -> float:
         """Server throughput with ``running`` requests, interpolated from the table."""
@@ -49,3 +62,26 @@ class LatencyModel:
 
     def prefill_seconds(self) -> float:
         return self.prefill_s / self.speed
+
+
+@dataclass(frozen=True)
+class GpuProfile:
+    """A simulated GPU: its capacity curve, its admission limit (vLLM's
+    ``max_num_seqs``: requests beyond it wait) and how many requests fill its KV
+    cache (``vllm:kv_cache_usage_perc`` is running / ``kv_slots``; admitting more
+    preempts, as vLLM does)."""
+
+    name: str
+    table: tuple[tuple[int, float], ...]
+    max_num_seqs: int
+    kv_slots: int
+
+    def latency(self, speed: float = 1.0, tokens_per_page: int = 600) -> LatencyModel:
+        return LatencyModel(speed=speed, tokens_per_page=tokens_per_page, table=self.table)
+
+
+GPU_PROFILES: dict[str, GpuProfile] = {
+    "small": GpuProfile("small", SMALL_GPU_THROUGHPUT, max_num_seqs=64, kv_slots=14),
+    "rtx5090": GpuProfile("rtx5090", FIELD_THROUGHPUT, max_num_seqs=256, kv_slots=38),
+    "large": GpuProfile("large", LARGE_GPU_THROUGHPUT, max_num_seqs=1024, kv_slots=150),
+}

@@ -31,7 +31,7 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
-from .latency import LatencyModel
+from .latency import GPU_PROFILES, GpuProfile, LatencyModel
 from .pages import read_page_id
 from .scripts import (
     PANGRAM,
@@ -113,9 +113,15 @@ class Simulator:
 
     def __init__(self, *, model: str = DEFAULT_MODEL, latency: LatencyModel | None = None,
                  port: int = 0, host: str = "127.0.0.1", max_num_seqs: int = 256,
-                 synthetic_tokens: int = 600, api_key: str | None = None) -> None:
+                 synthetic_tokens: int = 600, api_key: str | None = None,
+                 kv_slots: int | None = None, metrics: bool = True) -> None:
         self.model = model
         self.latency = latency or LatencyModel(speed=50.0)
+        #: requests that fill the KV cache (None: never full); beyond it, preemptions
+        self.kv_slots = kv_slots
+        #: serve /metrics (vLLM does); False plays a server or gateway without it
+        self.serve_metrics = metrics
+        self.preemptions = 0
         self.host = host
         self.port = port
         self.api_key = api_key
@@ -134,6 +140,15 @@ class Simulator:
         self._thread: threading.Thread | None = None
         self._handlers: set[asyncio.Task[None]] = set()
         self._seqs: asyncio.Semaphore | None = None
+
+    @classmethod
+    def for_gpu(cls, profile: str | GpuProfile, *, speed: float = 1.0,
+                tokens_per_page: int = 600, **options: Any) -> Simulator:
+        """A simulator playing one GPU profile (``small``, ``rtx5090``, ``large``):
+        its capacity curve, ``max_num_seqs`` admission limit and KV-cache size."""
+        gpu = GPU_PROFILES[profile] if isinstance(profile, str) else profile
+        return cls(latency=gpu.latency(speed, tokens_per_page), max_num_seqs=gpu.max_num_seqs,
+                   kv_slots=gpu.kv_slots, synthetic_tokens=tokens_per_page, **options)
 
     # -- control ---------------------------------------------------------------------------
 
@@ -282,7 +297,7 @@ class Simulator:
             await _send_json(writer, 200, {"object": "list", "data": [{
                 "id": self.model, "object": "model", "created": 0, "owned_by": "vllm",
                 "max_model_len": 32768}]})
-        elif method == "GET" and path == "/metrics":
+        elif method == "GET" and path == "/metrics" and self.serve_metrics:
             await _send(writer, 200, self._metrics().encode(), "text/plain; version=0.0.4")
         elif method == "POST" and path == "/v1/chat/completions":
             return await self._chat(reader, writer, body)
@@ -299,7 +314,16 @@ class Simulator:
             f"vllm:num_requests_waiting{{{label}}} {self.waiting}\n"
             "# TYPE vllm:generation_tokens_total counter\n"
             f"vllm:generation_tokens_total{{{label}}} {self.tokens_total}\n"
+            "# TYPE vllm:kv_cache_usage_perc gauge\n"
+            f"vllm:kv_cache_usage_perc{{{label}}} {self.kv_usage:.4f}\n"
+            "# TYPE vllm:num_preemptions_total counter\n"
+            f"vllm:num_preemptions_total{{{label}}} {self.preemptions}\n"
         )
+
+    @property
+    def kv_usage(self) -> float:
+        """Share of the KV cache in use (0-1), as ``vllm:kv_cache_usage_perc``."""
+        return 0.0 if not self.kv_slots else min(1.0, self.running / self.kv_slots)
 
     # -- chat completions ------------------------------------------------------------------
 
@@ -343,6 +367,8 @@ class Simulator:
         async with self._seqs:
             self.waiting -= 1
             self.running += 1
+            if self.kv_slots and self.running > self.kv_slots:
+                self.preemptions += 1   # vLLM evicts a running request to make room
             record.in_flight_at_start = self.running
             self.max_in_flight = max(self.max_in_flight, self.running)
             try:

@@ -1,0 +1,152 @@
+"""Adaptive concurrency: the controller's decisions (a pure function of observations),
+vLLM /metrics parsing, and the variable limiter."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from ovisocr_loader.client.adaptive import (
+    AdaptivePolicy,
+    ControllerState,
+    Observation,
+    decide,
+    elbow,
+)
+from ovisocr_loader.client.limiter import Limiter
+from ovisocr_loader.client.metrics import ServerLoad, metrics_url, parse_metrics
+
+POLICY = AdaptivePolicy()
+
+
+def window(limit: int, pages_per_min: float, *, load: ServerLoad | None = None,
+           in_flight: float | None = None, preempted: float = 0.0) -> Observation:
+    return Observation(limit=limit, seconds=6.0, completed=round(pages_per_min / 10),
+                       in_flight=limit if in_flight is None else in_flight, load=load,
+                       preempted=preempted)
+
+
+def run(curve, steps: int = 30, load=None) -> list[int]:
+    """Drive the controller against a throughput curve; the limits it chose."""
+    state = ControllerState(POLICY.start)
+    limits = []
+    for _ in range(steps):
+        obs = window(state.limit, curve(state.limit), load=load(state.limit) if load else None)
+        limits.append(decide(state, obs, POLICY).limit)
+    return limits
+
+
+def peaked(elbow_at: int, best: float):
+    return lambda n: best * min(n, elbow_at) / elbow_at * (1 - 0.002 * max(0, n - elbow_at))
+
+
+@pytest.mark.parametrize("elbow_at", [12, 32, 128])
+def test_slow_start_finds_the_elbow_without_metrics(elbow_at: int):
+    limits = run(peaked(elbow_at, 600))
+    settled = limits[-10:]
+    assert all(0.75 * elbow_at <= n <= 1.5 * elbow_at + POLICY.probe_step for n in settled)
+    assert max(limits) <= POLICY.maximum
+
+
+def test_no_wild_oscillation_once_settled():
+    limits = run(peaked(32, 590), steps=40)[-20:]
+    changes = sum(1 for a, b in zip(limits, limits[1:], strict=False) if a != b)
+    assert changes <= 12 and max(limits) - min(limits) <= 12
+
+
+@pytest.mark.parametrize(("load", "why"), [
+    (ServerLoad(running=40, waiting=6), "waiting"),
+    (ServerLoad(running=30, waiting=0, kv_usage=0.95), "KV cache"),
+])
+def test_server_pressure_backs_off(load: ServerLoad, why: str):
+    state = ControllerState(40)
+    decision = decide(state, window(40, 500, load=load), POLICY)
+    assert decision.limit == 30 and why in decision.reason
+    preempted = decide(ControllerState(40), window(40, 500, load=ServerLoad(30, 0),
+                                                   preempted=3), POLICY)
+    assert preempted.limit == 30 and "preemptions" in preempted.reason
+
+
+def test_another_client_makes_ours_yield():
+    # the other client's requests fill the queue: ours back off, never grow
+    state = ControllerState(32)
+    busy = ServerLoad(running=256, waiting=40, kv_usage=0.8)
+    limits = [decide(state, window(state.limit, 300, load=busy), POLICY).limit
+              for _ in range(4)]
+    assert limits == sorted(limits, reverse=True) and limits[-1] < 16
+
+
+def test_a_limit_that_is_not_binding_teaches_nothing():
+    state = ControllerState(32)
+    decision = decide(state, window(32, 100, in_flight=5), POLICY)
+    assert decision.limit == 32 and "fewer pages" in decision.reason
+    assert state.rates == {}
+
+
+def test_limits_stay_within_the_bounds():
+    tight = AdaptivePolicy(minimum=4, maximum=20)
+    state = ControllerState(16)
+    assert decide(state, window(16, 600), tight).limit == 20
+    state = ControllerState(5)
+    squeeze = ServerLoad(running=5, waiting=9)
+    assert decide(state, window(5, 100, load=squeeze), tight).limit == 4
+
+
+def test_elbow_is_the_lowest_limit_near_the_best():
+    state = ControllerState(32, rates={16: 7.0, 24: 9.5, 32: 9.8, 48: 9.9})
+    assert elbow(state, POLICY) == 32
+
+
+VLLM_METRICS = """# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="ATH-MaaS/OvisOCR2"} 31.0
+vllm:num_requests_running{engine="1",model_name="ATH-MaaS/OvisOCR2"} 2.0
+vllm:num_requests_waiting{engine="0",model_name="ATH-MaaS/OvisOCR2"} 4.0
+vllm:kv_cache_usage_perc{engine="0",model_name="ATH-MaaS/OvisOCR2"} 0.87
+vllm:num_preemptions_total{engine="0",model_name="ATH-MaaS/OvisOCR2"} 12.0
+vllm:generation_tokens_total{engine="0",model_name="ATH-MaaS/OvisOCR2"} 1.5e+06
+vllm:time_to_first_token_seconds_bucket{le="0.5",model_name="x"} 3.0
+python_gc_objects_collected_total{generation="0"} 1234.0
+"""
+
+
+def test_vllm_metrics_are_parsed_and_summed_over_engines():
+    load = parse_metrics(VLLM_METRICS)
+    assert load == ServerLoad(running=33.0, waiting=4.0, kv_usage=0.87, preemptions=12.0,
+                              generation_tokens=1.5e6)
+
+
+def test_the_retired_cache_gauge_and_missing_metrics():
+    old = parse_metrics("vllm:num_requests_running 3\nvllm:gpu_cache_usage_perc 0.5\n")
+    assert old is not None and old.kv_usage == 0.5 and old.waiting == 0.0
+    assert parse_metrics("<html>login</html>") is None
+    assert parse_metrics("python_info 1\n") is None
+    assert parse_metrics("vllm:num_requests_running NaN\nvllm:num_requests_waiting 1\n") == \
+        ServerLoad(running=0.0, waiting=1.0)
+    assert metrics_url("http://gpu:8000/v1") == "http://gpu:8000/metrics"
+
+
+def test_the_limiter_follows_a_changing_limit():
+    async def scenario() -> list[int]:
+        limiter = Limiter(2)
+        seen: list[int] = []
+        release = asyncio.Event()
+
+        async def worker() -> None:
+            async with limiter:
+                seen.append(limiter.in_flight)
+                await release.wait()
+
+        tasks = [asyncio.create_task(worker()) for _ in range(6)]
+        await asyncio.sleep(0.01)
+        first = limiter.in_flight
+        limiter.set_limit(5)
+        await asyncio.sleep(0.01)
+        raised = limiter.in_flight
+        limiter.set_limit(1)
+        release.set()
+        await asyncio.gather(*tasks)
+        return [first, raised, limiter.in_flight, max(seen)]
+
+    assert asyncio.run(scenario()) == [2, 5, 0, 5]
