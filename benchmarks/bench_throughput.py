@@ -249,7 +249,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--speed", type=float, default=1.0, help="simulator speed (1 = field)")
-    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--concurrency", type=lambda v: v if v == "auto" else int(v), default=32,
+                    help="a fixed limit, or auto (the ideal client then uses 32)")
     ap.add_argument("--pdf-pages", type=int, default=300)
     ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--rss-pages", type=int, default=1000)
@@ -257,6 +258,7 @@ def main() -> None:
     ap.add_argument("--skip", nargs="*", default=[], choices=("a", "b", "c", "rss", "two"))
     args = ap.parse_args()
     c = args.concurrency
+    ideal_c = 32 if c == "auto" else c
     server = Server(args.speed)
     rows: list[str] = []
     notes: list[str] = []
@@ -284,7 +286,7 @@ def main() -> None:
         if "a" not in args.skip:
             ideal_set, ideal_pdf, loader_set, loader_pdf = pdf_pair("a", args.pdf_pages)
             ideal = measured("(a) ideal client, 1 PDF", run_ideal, ideal_set, server.base_url,
-                             [str(ideal_pdf)], c)
+                             [str(ideal_pdf)], ideal_c)
             measured("(a) OvisParser, 1 PDF", run_parser, loader_set, server.base_url,
                      str(loader_pdf), c, ideal=ideal)
         for scenario, target, label in (("b", run_reader, "SimpleDirectoryReader.aload_data"),
@@ -297,7 +299,7 @@ def main() -> None:
             loader_dir = loader_set.write_files(root / f"loader-{scenario}")
             ideal = measured(f"({scenario}) ideal client, {args.files} files", run_ideal,
                              ideal_set, server.base_url,
-                             sorted(str(p) for p in ideal_dir.iterdir()), c)
+                             sorted(str(p) for p in ideal_dir.iterdir()), ideal_c)
             measured(f"({scenario}) {label}", target, loader_set, server.base_url,
                      str(loader_dir), c, ideal=ideal)
         if "rss" not in args.skip:
@@ -315,12 +317,13 @@ def main() -> None:
                 second.spans()
                 two_pdf = two_set.write_pdf(root / "two.pdf")
                 server.loop_pages([])
+                both = 2 * ideal_c if c != "auto" else "auto"
                 two = in_child(run_parser, [server.base_url, second.base_url], str(two_pdf),
-                               2 * c)
+                               both)
                 server.spans()
                 second.spans()
                 speedup = (two["pages"] / two["wall"]) / (one["pages"] / one["wall"])
-                rows.append(f"| 2 endpoints, concurrency {2 * c} | {two['pages']} | "
+                rows.append(f"| 2 endpoints, concurrency {both} | {two['pages']} | "
                             f"{two['pages'] / two['wall'] * 60:.0f} | {speedup:.2f}x of 1 "
                             f"endpoint | {two['cpu'] / two['pages'] * 1000:.1f} | "
                             f"{two['rss_mb']:.0f} | - | - |")

@@ -4,6 +4,7 @@ vLLM /metrics parsing, and the variable limiter."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 
@@ -51,18 +52,19 @@ def test_slow_start_finds_the_elbow_without_metrics(elbow_at: int):
 
 def test_no_wild_oscillation_once_settled():
     limits = run(peaked(32, 590), steps=40)[-20:]
-    changes = sum(1 for a, b in zip(limits, limits[1:], strict=False) if a != b)
+    changes = sum(1 for a, b in itertools.pairwise(limits) if a != b)
     assert changes <= 12 and max(limits) - min(limits) <= 12
 
 
-@pytest.mark.parametrize(("load", "why"), [
-    (ServerLoad(running=40, waiting=6), "waiting"),
-    (ServerLoad(running=30, waiting=0, kv_usage=0.95), "KV cache"),
+@pytest.mark.parametrize(("load", "why", "limit"), [
+    (ServerLoad(running=40, waiting=6), "waiting", 30),               # a quarter off
+    (ServerLoad(running=40, waiting=0, kv_usage=0.95), "KV cache", 36),  # just under 0.9
+    (ServerLoad(running=40, waiting=0, kv_usage=1.0), "KV cache", 30),   # full: a quarter
 ])
-def test_server_pressure_backs_off(load: ServerLoad, why: str):
+def test_server_pressure_backs_off(load: ServerLoad, why: str, limit: int):
     state = ControllerState(40)
     decision = decide(state, window(40, 500, load=load), POLICY)
-    assert decision.limit == 30 and why in decision.reason
+    assert decision.limit == limit and why in decision.reason
     preempted = decide(ControllerState(40), window(40, 500, load=ServerLoad(30, 0),
                                                    preempted=3), POLICY)
     assert preempted.limit == 30 and "preemptions" in preempted.reason

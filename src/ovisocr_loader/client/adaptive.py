@@ -5,12 +5,13 @@ one RTX 5090; ~12 on a small card, ~128 on a large one). Every window (about
 2 s and a dozen finished pages) the controller sees what the client did and, when
 the server exposes ``/metrics``, what the server says:
 
-1. **Server pressure** - requests waiting in the server's queue, preemptions, or
-   the KV cache above ``kv_high`` - means more requests only queue or thrash:
-   the limit backs off multiplicatively. Another client's requests count too, so
-   a second client makes ours yield instead of fight.
+1. **Server pressure** - requests waiting in the server's queue or preemptions
+   mean more requests only queue or thrash: the limit backs off by a quarter; a
+   KV cache above ``kv_high`` alone takes just enough off to bring it back under.
+   Another client's requests count too, so a second client makes ours yield
+   instead of fight.
 2. **Slow start** - while the limit is binding and throughput keeps rising by
-   more than ``plateau``, the limit grows by ``grow``.
+   more than ``plateau``, the limit doubles (``grow``).
 3. **Settled** - once throughput stops rising, the limit sits at the elbow: the
    lowest limit whose measured throughput is within ``plateau`` of the best.
    Every ``probe_every`` windows it probes ``probe_step`` requests higher and
@@ -18,7 +19,8 @@ the server exposes ``/metrics``, what the server says:
    back-offs: two clients drift towards equal shares).
 
 A window in which the limit was not binding (fewer pages than the limit to
-send) teaches nothing about higher limits and changes nothing.
+send), or in which requests of a higher limit were still draining, teaches
+nothing and changes nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class AdaptivePolicy:
     maximum: int = 256
     window_s: float = 2.0
     min_completions: int = 12
-    grow: float = 1.5
+    grow: float = 2.0
     probe_step: int = 4
     probe_every: int = 4
     back_off: float = 0.75
@@ -80,15 +82,18 @@ def decide(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> 
     """The limit for the next window (``state`` learns from ``obs``)."""
     rate = obs.completed / obs.seconds if obs.seconds > 0 else 0.0
     binding = obs.in_flight >= 0.75 * obs.limit
+    if obs.in_flight > obs.limit + 0.5:   # still draining a higher limit: nothing to learn
+        return _set(state, obs.limit, policy, "hold: requests of a higher limit still running")
+    pressure = server_pressure(obs, policy)
+    if pressure is not None:
+        # the server says this many is too many: forget what was measured up here
+        state.rates = {n: r for n, r in state.rates.items() if n < obs.limit}
+        state.settled, state.since_probe = True, 0
+        return _set(state, _backed_off(obs, policy), policy, f"back off: {pressure}")
     if binding:
         old = state.rates.get(obs.limit)
         state.rates[obs.limit] = rate if old is None else (
             old + policy.smoothing * (rate - old))
-    pressure = server_pressure(obs, policy)
-    if pressure is not None:
-        state.settled, state.since_probe = True, 0
-        return _set(state, math.floor(obs.limit * policy.back_off), policy,
-                    f"back off: {pressure}")
     if not binding:
         return _set(state, obs.limit, policy, "hold: fewer pages to send than the limit")
     if not state.settled:
@@ -121,6 +126,17 @@ def server_pressure(obs: Observation, policy: AdaptivePolicy) -> str | None:
     return None
 
 
+def _backed_off(obs: Observation, policy: AdaptivePolicy) -> int:
+    """A queue or preemptions: a quarter off. A full KV cache alone: just enough off to
+    bring it back under ``kv_high`` (it grows about linearly with requests running)."""
+    load = obs.load
+    only_kv = load is not None and load.waiting < 1 and obs.preempted <= 0 and \
+        load.kv_usage is not None and load.kv_usage < 0.99   # a full cache says not how full
+    if only_kv and load is not None and load.kv_usage:
+        return min(obs.limit - 1, math.floor(obs.limit * policy.kv_high / load.kv_usage * 0.95))
+    return math.floor(obs.limit * policy.back_off)
+
+
 def elbow(state: ControllerState, policy: AdaptivePolicy) -> int:
     """The lowest limit measured within ``plateau`` of the best throughput."""
     if not state.rates:
@@ -128,6 +144,7 @@ def elbow(state: ControllerState, policy: AdaptivePolicy) -> int:
     best = max(state.rates.values())
     return min(limit for limit, rate in state.rates.items()
                if rate >= (1 - policy.plateau) * best)
+
 
 
 def _set(state: ControllerState, limit: int, policy: AdaptivePolicy, reason: str) -> Decision:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 
 class Limiter:
@@ -53,14 +51,6 @@ class Limiter:
             if not waiter.done():
                 self.in_flight += 1
                 waiter.set_result(None)
-
-    @asynccontextmanager
-    async def hold(self) -> AsyncIterator[None]:
-        await self.acquire()
-        try:
-            yield
-        finally:
-            self.release()
 
     async def __aenter__(self) -> None:
         await self.acquire()

@@ -1,8 +1,9 @@
 """The loop that runs the adaptive controller, one state per endpoint.
 
-It samples each endpoint's requests in flight four times a second, closes a
+It samples each endpoint's requests in flight four times a second (and the
+server's ``/metrics`` once a second, closing the window at once on pressure), closes a
 window after ``window_s`` seconds once every slot of the limit has turned over
-twice (or after eight windows' time), reads the server's
+once (or after eight windows' time), reads the server's
 ``/metrics`` (when it has them), asks :func:`~.adaptive.decide` for the next
 limit and applies it; each change is logged at INFO.
 """
@@ -14,7 +15,14 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .adaptive import AdaptivePolicy, ControllerState, Decision, Observation, decide
+from .adaptive import (
+    AdaptivePolicy,
+    ControllerState,
+    Decision,
+    Observation,
+    decide,
+    server_pressure,
+)
 from .endpoints import Endpoint, EndpointPool
 from .metrics import ServerLoad
 
@@ -30,6 +38,12 @@ class _Window:
     samples: int = 0
     in_flight_sum: float = 0.0
     preemptions_at_start: float | None = None
+
+
+def windows_every_second(windows: dict[int, _Window]) -> bool:
+    """True once a second of samples (the server's /metrics is read that often)."""
+    samples = next(iter(windows.values())).samples if windows else 0
+    return samples > 0 and samples % round(1 / _SAMPLE_S) == 0
 
 
 class ConcurrencyTuner:
@@ -61,16 +75,33 @@ class ConcurrencyTuner:
                     window.samples += 1
                     window.in_flight_sum += endpoint.outstanding
                 elapsed = loop.time() - started
+                if windows_every_second(windows) and await self._pressure_now(windows):
+                    break   # the server says too many: do not wait for the window to fill
                 done = sum(e.completed - windows[id(e)].completed_at_start
                            for e in self.pool.endpoints)
-                # every slot turned over twice: a rate measured at this limit, not the last
-                enough = max(self.policy.min_completions, 2 * self.total)
+                # every slot turned over once: a rate of this limit, not of the last
+                enough = max(self.policy.min_completions, self.total)
                 if elapsed >= self.policy.window_s and (
                         done >= enough or elapsed >= 8 * self.policy.window_s):
                     break
             for endpoint in self.pool.endpoints:
                 await self._close(endpoint, windows[id(endpoint)], loop.time() - started)
             self.on_change(self.total)
+
+    async def _pressure_now(self, windows: dict[int, _Window]) -> bool:
+        """Does any endpoint's server already say it has too many requests?"""
+        for endpoint in self.pool.endpoints:
+            if endpoint.outstanding > endpoint.limit:
+                continue   # still draining the last limit: its pressure is old news
+            load = await endpoint.transport.load()
+            start = windows[id(endpoint)].preemptions_at_start
+            preempted = (load.preemptions - start) if (
+                load is not None and load.preemptions is not None and start is not None) else 0
+            observation = Observation(limit=endpoint.limit, seconds=1.0, completed=0,
+                                      in_flight=0.0, load=load, preempted=max(0.0, preempted))
+            if server_pressure(observation, self.policy) is not None:
+                return True
+        return False
 
     async def _open(self, endpoint: Endpoint) -> _Window:
         load = await endpoint.transport.load()

@@ -43,11 +43,6 @@ def normalise_page(text: str) -> str:
     return _blank(text, blanks)
 
 
-def code_regions(text: str) -> list[Span]:
-    """Spans of the fenced blocks that stay code blocks."""
-    return _fences(text)[1]
-
-
 def _fences(text: str) -> tuple[list[Span], list[Span]]:
     """(fence lines to blank, code regions to keep), scanning fences in order."""
     lines = text.splitlines(keepends=True)
