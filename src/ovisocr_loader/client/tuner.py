@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from .adaptive import (
     AdaptivePolicy,
     ControllerState,
-    Decision,
     Observation,
     decide,
     server_pressure,
@@ -57,7 +56,6 @@ class ConcurrencyTuner:
         self.states = {id(e): ControllerState(policy.start) for e in pool.endpoints}
         for endpoint in pool.endpoints:
             endpoint.limit = policy.start
-        self.history: list[tuple[str, Decision]] = []
 
     @property
     def total(self) -> int:
@@ -65,9 +63,11 @@ class ConcurrencyTuner:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
+        loads = {id(e): await e.transport.load() for e in self.pool.endpoints}
         while True:
             started = loop.time()
-            windows = {id(e): await self._open(e) for e in self.pool.endpoints}
+            windows = {id(e): _Window(e.completed, preemptions_at_start=_preemptions(loads[id(e)]))
+                       for e in self.pool.endpoints}
             while True:
                 await asyncio.sleep(_SAMPLE_S)
                 for endpoint in self.pool.endpoints:
@@ -84,8 +84,9 @@ class ConcurrencyTuner:
                 if elapsed >= self.policy.window_s and (
                         done >= enough or elapsed >= 8 * self.policy.window_s):
                     break
-            for endpoint in self.pool.endpoints:
-                await self._close(endpoint, windows[id(endpoint)], loop.time() - started)
+            for endpoint in self.pool.endpoints:   # the closing reading opens the next window
+                loads[id(endpoint)] = await self._close(endpoint, windows[id(endpoint)],
+                                                        loop.time() - started)
             self.on_change(self.total)
 
     async def _pressure_now(self, windows: dict[int, _Window]) -> bool:
@@ -94,34 +95,34 @@ class ConcurrencyTuner:
             if endpoint.outstanding > endpoint.limit:
                 continue   # still draining the last limit: its pressure is old news
             load = await endpoint.transport.load()
-            start = windows[id(endpoint)].preemptions_at_start
-            preempted = (load.preemptions - start) if (
-                load is not None and load.preemptions is not None and start is not None) else 0
-            observation = Observation(limit=endpoint.limit, seconds=1.0, completed=0,
-                                      in_flight=0.0, load=load, preempted=max(0.0, preempted))
+            observation = _observe(endpoint, windows[id(endpoint)], load, seconds=1.0)
             if server_pressure(observation, self.policy) is not None:
                 return True
         return False
 
-    async def _open(self, endpoint: Endpoint) -> _Window:
+    async def _close(self, endpoint: Endpoint, window: _Window, seconds: float
+                     ) -> ServerLoad | None:
+        """Decide the endpoint's next limit; returns the server reading it used."""
         load = await endpoint.transport.load()
-        return _Window(endpoint.completed,
-                       preemptions_at_start=load.preemptions if load is not None else None)
-
-    async def _close(self, endpoint: Endpoint, window: _Window, seconds: float) -> None:
-        load: ServerLoad | None = await endpoint.transport.load()
-        preempted = 0.0
-        if load is not None and load.preemptions is not None and \
-                window.preemptions_at_start is not None:
-            preempted = max(0.0, load.preemptions - window.preemptions_at_start)
-        observation = Observation(
-            limit=endpoint.limit, seconds=seconds,
-            completed=endpoint.completed - window.completed_at_start,
-            in_flight=window.in_flight_sum / max(1, window.samples), load=load,
-            preempted=preempted)
-        decision = decide(self.states[id(endpoint)], observation, self.policy)
+        decision = decide(self.states[id(endpoint)],
+                          _observe(endpoint, window, load, seconds), self.policy)
         if decision.limit != endpoint.limit:
             log.info("concurrency for %s: %d -> %d (%s)", endpoint.url, endpoint.limit,
                      decision.limit, decision.reason)
-        self.history.append((endpoint.url, decision))
         endpoint.limit = decision.limit
+        return load
+
+
+def _preemptions(load: ServerLoad | None) -> float | None:
+    return load.preemptions if load is not None else None
+
+
+def _observe(endpoint: Endpoint, window: _Window, load: ServerLoad | None,
+             seconds: float) -> Observation:
+    """The window as the controller sees it (preemptions counted since it opened)."""
+    now, start = _preemptions(load), window.preemptions_at_start
+    preempted = max(0.0, now - start) if now is not None and start is not None else 0.0
+    return Observation(limit=endpoint.limit, seconds=seconds,
+                       completed=endpoint.completed - window.completed_at_start,
+                       in_flight=window.in_flight_sum / max(1, window.samples), load=load,
+                       preempted=preempted)
