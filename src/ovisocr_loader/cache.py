@@ -1,4 +1,10 @@
-"""The opt-in result cache (``cache_dir=``): finished pages in one sqlite file.
+"""The opt-in result cache (``cache_dir=``): finished pages, in one of two layouts.
+
+``sqlite`` (the default) keeps every page in one sqlite file: fast, and safe for
+several processes on one machine. ``files`` keeps each page in its own JSON file
+``pages/<2 hex>/<64 hex>.json``, written whole by rename: safe for many machines
+sharing a network folder (where sqlite's locking is not), and one object per
+page when the folder is synced to or mounted from S3-style storage.
 
 Entries are content-addressed: the key hashes the input's content hash, the page
 number, the render settings and the :class:`RequestRecipe` fingerprint (model,
@@ -7,7 +13,7 @@ and a setting that changes the answer never returns a stale page.
 Each page is committed as it finishes, so a run killed midway resumes without
 redoing finished pages, and a rerun of the same corpus sends no OCR request.
 
-Several processes may share one cache: sqlite's WAL journal with a busy timeout
+Several processes may share one sqlite cache: its WAL journal with a busy timeout
 serialises writers. An entry that no longer validates is ignored (and replaced
 when the page is parsed again); a file that is not a sqlite database is moved
 aside. Only pages with content (or blank pages) are stored, never failures.
@@ -26,7 +32,10 @@ import os
 import sqlite3
 import threading
 import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -37,7 +46,9 @@ from .elements import parse_page_or_text
 
 log = logging.getLogger("ovisocr_loader")
 
+CacheLayout = Literal["sqlite", "files"]
 CACHE_FILE = "ovisocr-pages.sqlite"
+PAGES_FOLDER = "pages"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS pages (
     key TEXT PRIMARY KEY,
     source_sha256 TEXT NOT NULL,
@@ -98,23 +109,13 @@ class PageCache:
         except sqlite3.Error as exc:
             self._fault("read", exc)
             return None
-        if row is None:
-            return None
-        try:
-            page = PageResult.model_validate_json(row[0])
-        except (ValidationError, ValueError, TypeError) as exc:
-            self._fault("entry", exc)
-            return None
-        page.elements = parse_page_or_text(page.markdown, page.page_number, width=page.width,
-                                           height=page.height, page_size_pt=page.page_size_pt)
-        page.cached = True
-        return page
+        return None if row is None else _decode(row[0], self._fault)
 
     def put(self, key: str, sha256: str, page: PageResult) -> None:
         """Store a finished page (elements are re-derived on read, crops are not stored)."""
         if page.error is not None or not self.writable:
             return
-        payload = page.model_dump_json(exclude={"elements", "cached"})
+        payload = _encode(page)
         try:
             with self._lock:
                 self._db.execute(
@@ -126,15 +127,7 @@ class PageCache:
             self._fault("write", exc)
 
     def _fault(self, kind: str, exc: Exception) -> None:
-        """Say each kind of fault once; later ones only at debug level."""
-        messages = {"read": "cannot read from the cache %s (%s); pages not found are parsed",
-                    "entry": "ignoring unreadable entries of the cache %s (%s); those pages "
-                             "are parsed again",
-                    "write": "cannot write to the cache %s (%s); this run goes on without "
-                             "storing pages"}
-        level = logging.DEBUG if kind in self._said else logging.WARNING
-        self._said.add(kind)
-        log.log(level, messages[kind], self.path, f"{type(exc).__name__}: {exc}")
+        _say_fault(self._said, kind, self.path, exc)
 
     def __len__(self) -> int:
         with self._lock:
@@ -143,3 +136,88 @@ class PageCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+class PageFiles:
+    """The ``files`` layout: one JSON file per page, each written whole (temp file,
+    then rename), so readers on any machine see a page completely or not at all."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        """Use (or create) ``directory``; raises OSError when it cannot hold a cache."""
+        self.path = Path(directory) / PAGES_FOLDER
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._said: set[str] = set()
+        self.writable = True
+
+    def entry(self, key: str) -> Path:
+        return self.path / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> PageResult | None:
+        try:
+            payload = self.entry(key).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            self._fault("read", exc)
+            return None
+        return _decode(payload, self._fault)
+
+    def put(self, key: str, sha256: str, page: PageResult) -> None:
+        if page.error is not None or not self.writable:
+            return
+        target = self.entry(key)
+        temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            target.parent.mkdir(exist_ok=True)
+            temp.write_text(_encode(page), encoding="utf-8")
+            os.replace(temp, target)
+        except OSError as exc:
+            temp.unlink(missing_ok=True)
+            self.writable = False
+            self._fault("write", exc)
+
+    def _fault(self, kind: str, exc: Exception) -> None:
+        _say_fault(self._said, kind, self.path, exc)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.path.glob("??/*.json"))
+
+    def close(self) -> None:
+        """Nothing to release: every entry is closed as soon as it is written."""
+
+
+def open_page_store(directory: str, layout: CacheLayout = "sqlite") -> PageCache | PageFiles:
+    """The cache in ``directory`` in the given layout; raises OSError or sqlite3.Error."""
+    if layout == "files":
+        return PageFiles(directory)
+    return PageCache(directory)
+
+
+def _encode(page: PageResult) -> str:
+    """What is stored: the page without its elements (re-derived on read) or crops."""
+    return page.model_dump_json(exclude={"elements", "cached"})
+
+
+def _decode(payload: str, fault: Callable[[str, Exception], None]) -> PageResult | None:
+    """A stored page with its elements re-derived, or None when the entry is unreadable."""
+    try:
+        page = PageResult.model_validate_json(payload)
+    except (ValidationError, ValueError, TypeError) as exc:
+        fault("entry", exc)
+        return None
+    page.elements = parse_page_or_text(page.markdown, page.page_number, width=page.width,
+                                       height=page.height, page_size_pt=page.page_size_pt)
+    page.cached = True
+    return page
+
+
+def _say_fault(said: set[str], kind: str, where: Path, exc: Exception) -> None:
+    """Say each kind of cache fault once; later ones only at debug level."""
+    messages = {"read": "cannot read from the cache %s (%s); pages not found are parsed",
+                "entry": "ignoring unreadable entries of the cache %s (%s); those pages "
+                         "are parsed again",
+                "write": "cannot write to the cache %s (%s); this run goes on without "
+                         "storing pages"}
+    level = logging.DEBUG if kind in said else logging.WARNING
+    said.add(kind)
+    log.log(level, messages[kind], where, f"{type(exc).__name__}: {exc}")

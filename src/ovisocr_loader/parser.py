@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from ._sync import iterate_sync, run_sync
+from .cache import CacheLayout
 from .client.adaptive import AdaptivePolicy
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import ParsedDocument
@@ -81,7 +82,8 @@ class OvisParser:
 
     ``cache_dir`` keeps finished pages in a sqlite file there, keyed by content:
     a rerun sends no OCR request (with ``model`` set, none at all) and a run
-    killed midway resumes where it stopped.
+    killed midway resumes where it stopped. ``cache_layout="files"`` keeps one
+    JSON file per page instead, for a folder shared by several machines.
 
     A server that stops answering mid-run (a restart, an OOM) puts the run on
     hold: pages wait for it, up to ``server_wait`` seconds (default 600, or the
@@ -111,6 +113,7 @@ class OvisParser:
         prefetch: int | None = None,
         health: HealthPolicy | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
+        cache_layout: CacheLayout = "sqlite",
         server_wait: float | None = None,
         max_concurrency: int = 256,
     ) -> None:
@@ -118,6 +121,8 @@ class OvisParser:
             raise ValueError(f'concurrency must be "auto" or an int >= 1, got {concurrency!r}')
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
+        if cache_layout not in ("sqlite", "files"):
+            raise ValueError('cache_layout must be "sqlite" or "files"')
         if errors not in ("record", "raise"):
             raise ValueError('errors must be "record" or "raise"')
         self.settings = ParserSettings(
@@ -136,6 +141,7 @@ class OvisParser:
             figures_dir=user_path(figures_dir) if figures_dir is not None else None,
             health=_with_server_wait(health or HealthPolicy(), server_wait),
             cache_dir=user_path(cache_dir) if cache_dir is not None else None,
+            cache_layout=cache_layout,
             adaptive=AdaptivePolicy(start=min(16, max_concurrency), maximum=max_concurrency),
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}

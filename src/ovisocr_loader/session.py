@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .cache import PageCache, page_key
+from .cache import CacheLayout, PageCache, PageFiles, open_page_store, page_key
 from .client.adaptive import AdaptivePolicy
 from .client.endpoints import EndpointPool
 from .client.limiter import Limiter
@@ -50,6 +50,7 @@ class ParserSettings:
     figures_dir: str | None = None
     health: HealthPolicy = field(default_factory=HealthPolicy)
     cache_dir: str | None = None
+    cache_layout: CacheLayout = "sqlite"
     adaptive: AdaptivePolicy = field(default_factory=AdaptivePolicy)
 
     @property
@@ -85,7 +86,8 @@ class Session:
         self._tuning: asyncio.Task[None] | None = None
         #: pages rendered at once: PDFium itself is serialised, PNG encoding is not
         self.renders = asyncio.Semaphore(max(1, min(4, os.cpu_count() or 1)))
-        self.cache = open_cache(settings.cache_dir) if settings.cache_dir else None
+        self.cache = open_cache(settings.cache_dir, settings.cache_layout) \
+            if settings.cache_dir else None
         self._ready = asyncio.Lock()
         self._client: PageClient | None = None
         self._failure: OvisLoaderError | None = None
@@ -185,10 +187,10 @@ class Session:
             self.cache.close()
 
 
-def open_cache(directory: str) -> PageCache | None:
+def open_cache(directory: str, layout: CacheLayout = "sqlite") -> PageCache | PageFiles | None:
     """The page cache, or None (one warning) when the folder cannot hold one."""
     try:
-        return PageCache(directory)
+        return open_page_store(directory, layout)
     except (OSError, sqlite3.Error) as exc:
         log.warning("cannot use %s as a cache (%s: %s); running without a cache",
                     directory, type(exc).__name__, exc)

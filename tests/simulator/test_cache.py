@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -166,3 +167,27 @@ def test_a_changed_guard_setting_misses_and_concurrency_hits(ovis_simulator: Sim
     OvisParser(base_url=url, cache_dir=tmp_path,
                guard=GuardPolicy(frequency_penalty=0.5)).parse(pdf)
     assert len(ovis_simulator.completions()) == 4            # the guard: a miss
+
+
+def test_files_layout_one_entry_per_page_reruns_and_recovers(ovis_simulator: Simulator,
+                                                             tmp_path: Path):
+    pdf, ids = marked_pdf(3)
+    ovis_simulator.register(ids[1], "Second page.")
+    parser = OvisParser(base_url=ovis_simulator.base_url, cache_dir=tmp_path,
+                        cache_layout="files")
+    first = parser.parse(pdf)
+    entries = sorted((tmp_path / "pages").glob("??/*.json"))
+    assert len(entries) == 3 and not (tmp_path / CACHE_FILE).exists()
+    assert all(e.parent.name == e.name[:2] for e in entries)   # pages/<2 hex>/<key>.json
+    assert not list(tmp_path.rglob("*.tmp"))                    # written whole, by rename
+    ovis_simulator.reset_records()
+    entries[0].write_text("{ not json")                         # a damaged entry: a miss
+    again = parser.parse(pdf)
+    assert len(ovis_simulator.completions()) == 1
+    assert [p.markdown for p in again.pages] == [p.markdown for p in first.pages]
+    assert sum(p.cached for p in again.pages) == 2
+    assert json.loads(entries[0].read_text())["markdown"]       # and it was written again
+    # the sqlite layout does not see the files layout's pages (and vice versa)
+    ovis_simulator.reset_records()
+    OvisParser(base_url=ovis_simulator.base_url, cache_dir=tmp_path).parse(pdf)
+    assert len(ovis_simulator.completions()) == 3

@@ -85,9 +85,11 @@ def _parse_command(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", default=".", metavar="OUT",
                    help="a directory (input folders are mirrored under it), a file such as\n"
                         "result.md for a single input, or - for stdout (default: .)")
-    p.add_argument("--format", action="append", choices=("md", "json"), metavar="FORMAT",
+    p.add_argument("--format", action="append", choices=("md", "json", "parquet"),
+                   metavar="FORMAT",
                    help="md or json; repeat to write both (default: md; with -o -, json\n"
-                        "means JSON lines)")
+                        "means JSON lines); with --engine ray: parquet (default) or json,\n"
+                        "one row per page, files in the -o directory")
     p.add_argument("--pages", type=page_ranges, metavar="RANGES",
                    help="only these 1-based pages of each input, e.g. 1-3,7 (default: all)")
     p.add_argument("--base-url", action="append", metavar="URL",
@@ -117,6 +119,15 @@ def _parse_command(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server-wait", type=number(float, 0), default=600.0, metavar="SECONDS",
                    help="when the server stops answering mid-run (a restart), wait this\n"
                         "long before recording the remaining pages as errors (default: 600)")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this process (default); ray: Ray Data workers, one row\n"
+                        "per page (needs the ray extra)")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="Ray cluster to join, e.g. ray://head:10001 or auto (default: a\n"
+                        "local Ray started for this run)")
+    p.add_argument("--workers", type=number(int, 1, 4096), default=None, metavar="N",
+                   help="Ray workers sharing --concurrency (default: half the cluster's\n"
+                        "CPUs, at most 8)")
     p.add_argument("--no-progress", action="store_true",
                    help="print no progress (default: a bar on a terminal, a line every\n"
                         "10 seconds otherwise)")

@@ -23,6 +23,7 @@ from ..sources import expand_paths
 from .arguments import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNUSABLE
 from .outputs import OutputError, OutputPlan, plan_outputs
 from .progress import Progress
+from .ray_command import run_parse_ray
 
 
 def run_parse(args: argparse.Namespace) -> int:
@@ -31,6 +32,12 @@ def run_parse(args: argparse.Namespace) -> int:
         say(problem)
     if not files:
         say("no input to parse" + ("" if problems else ": no supported files found"))
+        return EXIT_UNUSABLE
+    if args.engine == "ray":
+        status = run_parse_ray(args, files, say)
+        return EXIT_FAILED if status == EXIT_OK and problems else status
+    if "parquet" in (args.format or []) or args.ray_address or args.workers:
+        say("--format parquet, --ray-address and --workers need --engine ray")
         return EXIT_UNUSABLE
     try:
         plan = plan_outputs(args.output, args.format, files)

@@ -6,6 +6,7 @@ that is not a PDF gets a clear :class:`UnsupportedFormatError`.
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -65,15 +66,28 @@ def sniff(head: bytes) -> Literal["pdf"] | ImageFormat | None:
 
 
 def _hash_file(path: Path) -> str:
+    """The file's content hash, computed once per version of the file: Ray workers open
+    one long PDF once per page range, and hashing it whole each time would dominate."""
+    stat = path.stat()
+    return _hash_version(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=512)
+def _hash_version(path: str, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
-def load_input(source: Source, *, name: str | None = None) -> SourceInput:
-    """Identify one input; raise a :class:`SourceError` naming it when it is unusable."""
+def load_input(source: Source, *, name: str | None = None, content_hash: bool = True
+               ) -> SourceInput:
+    """Identify one input; raise a :class:`SourceError` naming it when it is unusable.
+
+    ``content_hash=False`` leaves ``sha256`` empty for a file on disk instead of
+    reading it whole: enough to count its pages (planning work), not to parse it.
+    """
     path: Path | None = None
     data: bytes | None = None
     if isinstance(source, (str, os.PathLike)):
@@ -90,7 +104,7 @@ def load_input(source: Source, *, name: str | None = None) -> SourceInput:
             raise SourceError(f"cannot read file: {exc.strerror or exc}", file=label) from exc
         if path.stat().st_size == 0:
             raise EmptyDocumentError("file is empty (0 bytes)", file=label)
-        digest = _hash_file(path)
+        digest = _hash_file(path) if content_hash else ""
     elif isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         label = name or "<bytes>"

@@ -4,6 +4,7 @@ No GPU or weights needed: the simulator speaks the same HTTP/SSE as vLLM, so the
 real client is exercised end to end over loopback.
 """
 
+from .folders import BROKEN_FILES, ScanFolder, scan_folder
 from .latency import FIELD_THROUGHPUT, GPU_PROFILES, GpuProfile, LatencyModel
 from .pages import (
     draw_page_id,
@@ -32,6 +33,7 @@ from .scripts import (
 from .server import DEFAULT_MODEL, RequestRecord, Simulator
 
 __all__ = [
+    "BROKEN_FILES",
     "DEFAULT_MODEL",
     "FIELD_THROUGHPUT",
     "GPU_PROFILES",
@@ -47,6 +49,7 @@ __all__ = [
     "PageScript",
     "RequestRecord",
     "Reset",
+    "ScanFolder",
     "Simulator",
     "draw_page_id",
     "long_markdown",
@@ -56,6 +59,7 @@ __all__ = [
     "next_page_id",
     "page_image",
     "read_page_id",
+    "scan_folder",
     "synthetic_markdown",
     "tokenize",
     "write_pdf",

@@ -1,0 +1,263 @@
+"""Ray Data: one row per page, over many workers and machines (the ``ray`` extra).
+
+Two ordinary Ray Data steps. :func:`plan_page_ranges` (tasks) opens each file once
+to count its pages and cuts it into ranges, so a 2000-page PDF spreads over every
+worker. :class:`OvisBatchParser` (actors) runs the same async pipeline as
+:class:`~ovisocr_loader.OvisParser` - loop guard, retries, outage wait, cache,
+endpoints - over a batch of ranges and returns one row per page.
+
+Nothing here raises for a bad file or page: Ray retries or drops whole blocks
+(``max_errored_blocks`` loses every row of a failed block), so each failure is
+recorded in its own row's ``error`` column instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import ray.data
+
+from ..config import RenderSettings
+from ..document import PageErrorInfo, ParsedDocument
+from ..errors import OvisLoaderError
+from ..parser import OvisParser
+from ..pipeline import DocumentJob, parse_documents
+from ..session import ParserSettings, Session
+from ..sources import expand_paths, load_input, open_source
+
+#: One row per page. ``page_number`` is null only for a file that could not be
+#: opened at all (then ``total_pages`` is 0 and ``error`` says why).
+ROW_SCHEMA = pa.schema([
+    ("source", pa.string()),
+    ("sha256", pa.string()),
+    ("page_number", pa.int32()),
+    ("total_pages", pa.int32()),
+    ("markdown", pa.string()),
+    ("elements", pa.string()),
+    ("blank", pa.bool_()),
+    ("loop_trimmed", pa.bool_()),
+    ("truncated", pa.bool_()),
+    ("error", pa.string()),
+    ("model", pa.string()),
+])
+
+#: Up to this many files, ranges are planned on the driver (a few ms a file, and no
+#: worker process to start before the first page); beyond it, in Ray tasks.
+PLAN_ON_DRIVER_UP_TO = 256
+
+#: Rows per output file to ask Ray's writers for (``min_rows_per_file=``): each worker
+#: call returns one small block, and a file per block would mean thousands of tiny
+#: files (and a write task each) for a big archive.
+ROWS_PER_FILE = 4096
+
+#: Pages per range: enough for a worker to keep its requests busy, few enough that
+#: one big PDF spreads over all workers.
+DEFAULT_PAGES_PER_TASK = 8
+
+
+
+def plan_page_ranges(row: dict[str, Any], *, pages_per_task: int = DEFAULT_PAGES_PER_TASK,
+                     pages: Sequence[int] | None = None, password: str | None = None
+                     ) -> list[dict[str, Any]]:
+    """``{"path"}`` -> ``{"path", "pages"}`` rows whose page lists cover the file (or
+    the ``pages`` selected in it), ``pages_per_task`` pages each.
+
+    A file that cannot be opened here (or lacks a selected page) becomes one row
+    with the whole selection: the worker opens it again and records why it failed,
+    as one error row per selected page (one row when all pages were asked for).
+    """
+    path = str(row["path"])
+    try:
+        source = open_source(load_input(path, content_hash=False), RenderSettings(),
+                             password=password, pages=pages)
+        numbers = list(source.page_numbers)
+        source.close()
+    except Exception:
+        numbers = []
+    if not numbers:
+        return [{"path": path, "pages": list(pages) if pages else None}]
+    return [{"path": path, "pages": numbers[i:i + pages_per_task]}
+            for i in range(0, len(numbers), pages_per_task)]
+
+
+def worker_settings(settings: ParserSettings, workers: int) -> ParserSettings:
+    """One worker's share of the limits: ``concurrency`` (or, with ``"auto"``, the
+    start and ceiling of each adaptive limit) divided between ``workers``; errors
+    are always recorded, never raised."""
+    settings = dataclasses.replace(settings, errors="record")
+    if workers <= 1:
+        return settings
+    if settings.auto:
+        policy = settings.adaptive
+        maximum = max(1, policy.maximum // workers)
+        adaptive = dataclasses.replace(policy, maximum=maximum,
+                                       start=max(1, min(maximum, policy.start // workers)))
+        return dataclasses.replace(settings, adaptive=adaptive)
+    return dataclasses.replace(settings, concurrency=max(1, int(settings.concurrency) // workers))
+
+
+class OvisBatchParser:
+    """A Ray Data callable class: a batch of page ranges in, one row per page out.
+
+    Use it with ``map_batches(OvisBatchParser, fn_constructor_kwargs={...},
+    batch_format="pyarrow", compute=ActorPoolStrategy(size=N))`` over rows with a
+    ``path`` and optional ``pages`` (a list of 1-based numbers; null: the whole file). The keyword
+    arguments are :class:`~ovisocr_loader.OvisParser`'s; ``workers`` says how many
+    copies share its ``concurrency`` (each takes its part). Each copy keeps one
+    session (connections, adaptive limit, cache) for its whole life.
+    """
+
+    def __init__(self, *, workers: int = 1, password: str | None = None,
+                 **parser_options: Any) -> None:
+        self.settings = worker_settings(OvisParser(**parser_options).settings, workers)
+        self.password = password
+        self._session: Session | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def __call__(self, batch: pa.Table) -> pa.Table:
+        if self._session is None:
+            self._session = Session(self.settings)
+            self._loop = asyncio.get_running_loop()
+        ranges = batch.to_pylist()
+        parts = await asyncio.gather(*(self._parse_range(r) for r in ranges))
+        return pa.Table.from_pylist([row for part in parts for row in part], schema=ROW_SCHEMA)
+
+    async def _parse_range(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+        pages = [int(n) for n in item["pages"]] if item.get("pages") else None
+        job = DocumentJob(str(item["path"]), self.password, pages)
+        assert self._session is not None
+        try:
+            async for doc in parse_documents(self._session, [job]):
+                return document_rows(doc, pages)
+        except OvisLoaderError as exc:  # the session itself failed: every page says why
+            doc = ParsedDocument(source=job.name or str(job.source), error=PageErrorInfo(
+                kind=type(exc).__name__, message=str(exc)))
+            return document_rows(doc, pages)
+        raise RuntimeError("the pipeline ended without a document")  # pragma: no cover
+
+    def __del__(self) -> None:
+        """Ray Data deletes the callable when the actor retires: close its connections
+        on the loop that opened them (still running then)."""
+        session, loop = self._session, self._loop
+        if session is None or loop is None or not loop.is_running():
+            return
+        self._session = None
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(session.aclose(), loop).result(timeout=10)
+
+
+def document_rows(doc: ParsedDocument, pages: Sequence[int] | None = None
+                  ) -> list[dict[str, Any]]:
+    """The rows of one parsed range: a row per page, or, when the file failed as a
+    whole, a row per page of the range asked for (one row if the range was all)."""
+    if doc.error is not None or not doc.pages:
+        error = _error_text(doc.error) or "EmptyDocumentError: no pages"
+        numbers: Sequence[int | None] = list(pages) if pages else [None]
+        return [_row(doc, number, error=error) for number in numbers]
+    rows = []
+    for page in doc.pages:
+        elements = json.dumps([e.model_dump(mode="json", exclude={"image_png"})
+                               for e in page.elements], ensure_ascii=False)
+        rows.append(_row(doc, page.page_number, error=_error_text(page.error),
+                         markdown=page.markdown, elements=elements, blank=page.blank,
+                         loop_trimmed=page.loop_trimmed, truncated=page.truncated))
+    return rows
+
+
+def _error_text(error: PageErrorInfo | None) -> str | None:
+    return None if error is None else f"{error.kind}: {error.message}"
+
+
+def _row(doc: ParsedDocument, page_number: int | None, *, error: str | None,
+         markdown: str = "", elements: str = "[]", blank: bool = False,
+         loop_trimmed: bool = False, truncated: bool = False) -> dict[str, Any]:
+    return {"source": doc.source, "sha256": doc.sha256, "page_number": page_number,
+            "total_pages": doc.total_pages, "markdown": markdown, "elements": elements,
+            "blank": blank, "loop_trimmed": loop_trimmed, "truncated": truncated,
+            "error": error, "model": doc.model}
+
+
+def ranges_per_worker(settings: ParserSettings) -> int:
+    """Ranges a worker holds at once: one per request it may have in flight (so even
+    one-page files keep it busy), 8 to 64. Ray hands ranges to workers in advance
+    and a worker cannot pass them on, so holding many more would leave one worker
+    with a backlog at the end while the others idle."""
+    limit = 32 if settings.auto else int(settings.concurrency)
+    return max(8, min(64, limit))
+
+
+def _cluster_cpus() -> float:
+    if ray.is_initialized():
+        resources: dict[str, float] = ray.cluster_resources()  # type: ignore[no-untyped-call]
+        return resources.get("CPU", 2.0)
+    return float(os.cpu_count() or 2)
+
+
+def default_workers() -> int:
+    """Half the cluster's CPUs (the rest plans ranges and writes output), 1 to 8."""
+    return max(1, min(8, int(_cluster_cpus() // 2)))
+
+
+def worker_cpus(workers: int) -> float:
+    """CPUs reserved per worker: 1, or less when ``workers`` would otherwise take more
+    than half the cluster and leave the planning tasks no CPU to run on."""
+    return min(1.0, _cluster_cpus() / (2 * workers))
+
+
+def read_scans(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *,
+               workers: int | None = None, pages_per_task: int = DEFAULT_PAGES_PER_TASK,
+               num_cpus: float | None = None, password: str | None = None,
+               pages: Sequence[int] | None = None, plan_on_driver: bool | None = None,
+               **parser_options: Any) -> ray.data.Dataset:
+    """A Ray Dataset with one row per page of every file in ``paths`` (see ``ROW_SCHEMA``).
+
+    ``paths``: files, directories (searched recursively) and globs, readable at
+    the same path on every node. ``parser_options`` are
+    :class:`~ovisocr_loader.OvisParser`'s; ``concurrency`` is the total over all
+    ``workers`` (default: half the cluster's CPUs, at most 8), each holding
+    ``num_cpus`` (default 1, less on a small cluster so planning keeps a CPU).
+    ``pages`` selects 1-based pages of every file. Files are cut into ranges on
+    the driver, or in Ray tasks with ``plan_on_driver=False`` (the default beyond
+    ``PLAN_ON_DRIVER_UP_TO`` files). A ``cache_dir`` uses the ``files`` layout
+    unless ``cache_layout`` says otherwise. The dataset is lazy: write it with
+    ``write_parquet(..., min_rows_per_file=ROWS_PER_FILE)`` or iterate it.
+    """
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    files = [str(p) for p in expand_paths(items)]
+    if not files:
+        raise ValueError(f"no PDF or image files found in {items!r}")
+    if pages_per_task < 1:
+        raise ValueError("pages_per_task must be at least 1")
+    workers = workers or default_workers()
+    options = {"cache_layout": "files", **parser_options, "errors": "record"}
+    parser = OvisParser(**options)  # bad options fail here, on the driver, not in every worker
+    if parser.settings.cache_dir is None or parser.settings.model is None:
+        options["model"] = parser.check()  # no server, or a wrong model: fail now, once
+    calls = ranges_per_worker(worker_settings(parser.settings, workers))
+    ranges = _ranges(files, plan_on_driver, pages_per_task=pages_per_task, pages=pages,
+                     password=password)
+    return ranges.map_batches(
+        OvisBatchParser, batch_format="pyarrow", batch_size=1,
+        fn_constructor_kwargs={"workers": workers, "password": password, **options},
+        compute=ray.data.ActorPoolStrategy(size=workers, max_concurrent_calls_per_actor=calls,
+                                           max_tasks_in_flight_per_actor=calls),
+        num_cpus=worker_cpus(workers) if num_cpus is None else num_cpus)
+
+
+def _ranges(files: list[str], on_driver: bool | None, **plan: Any) -> ray.data.Dataset:
+    """The page ranges of ``files``: planned here for a few files (no worker process
+    to start before the first page), in Ray tasks for many."""
+    if on_driver is None:
+        on_driver = len(files) <= PLAN_ON_DRIVER_UP_TO
+    if on_driver:
+        return ray.data.from_items([r for f in files for r in plan_page_ranges({"path": f},
+                                                                                **plan)])
+    return ray.data.from_items([{"path": f} for f in files]).flat_map(
+        plan_page_ranges, fn_kwargs=plan, num_cpus=0.25)

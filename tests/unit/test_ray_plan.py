@@ -1,0 +1,47 @@
+"""Planning and splitting for Ray, without starting Ray."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray", reason="the ray extra is not installed")
+
+from ovisocr_loader import OvisParser
+from ovisocr_loader.integrations.ray_data import (
+    plan_page_ranges,
+    worker_settings,
+)
+from ovisocr_loader.testing import marked_pdf
+
+
+def test_a_long_pdf_is_cut_into_ranges_covering_every_page_once(tmp_path: Path) -> None:
+    path = tmp_path / "long.pdf"
+    path.write_bytes(marked_pdf(37, size=(200, 260))[0])
+    ranges = plan_page_ranges({"path": str(path)}, pages_per_task=16)
+    assert [r["pages"] for r in ranges] == [list(range(1, 17)), list(range(17, 33)),
+                                            list(range(33, 38))]
+    selected = plan_page_ranges({"path": str(path)}, pages_per_task=2, pages=[1, 5, 6])
+    assert [r["pages"] for r in selected] == [[1, 5], [6]]
+    # a missing page fails the file, as in one process: the worker records it per page
+    missing = plan_page_ranges({"path": str(path)}, pages_per_task=2, pages=[1, 99])
+    assert [r["pages"] for r in missing] == [[1, 99]]
+
+
+def test_a_file_that_cannot_be_opened_is_one_whole_file_range(tmp_path: Path) -> None:
+    path = tmp_path / "broken.pdf"
+    path.write_bytes(b"%PDF-1.7 nothing else")
+    assert plan_page_ranges({"path": str(path)}) == [{"path": str(path), "pages": None}]
+
+
+def test_workers_split_the_total_limit() -> None:
+    fixed = OvisParser(base_url="http://gpu:8000/v1", concurrency=32).settings
+    assert worker_settings(fixed, 2).concurrency == 16
+    assert worker_settings(fixed, 3).concurrency == 10
+    assert worker_settings(fixed, 64).concurrency == 1
+    auto = OvisParser(base_url="http://gpu:8000/v1", max_concurrency=256).settings
+    share = worker_settings(auto, 4)
+    assert (share.concurrency, share.adaptive.maximum, share.adaptive.start) == ("auto", 64, 4)
+    raising = OvisParser(base_url="http://gpu:8000/v1", errors="raise").settings
+    assert worker_settings(raising, 1).errors == "record"
