@@ -60,9 +60,12 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS pages (
 def page_key(sha256: str, page_number: int, render: RenderSettings, recipe: RequestRecipe
              ) -> str:
     """The content address of one page's result (PNG compression is lossless: not in it)."""
-    material = {"sha256": sha256, "page": page_number, "dpi": render.dpi,
-                "min_pixels": render.min_pixels, "max_pixels": render.max_pixels,
-                "recipe": recipe.fingerprint()}
+    material: dict[str, object] = {
+        "sha256": sha256, "page": page_number, "dpi": render.dpi,
+        "min_pixels": render.min_pixels, "max_pixels": render.max_pixels,
+        "recipe": recipe.fingerprint()}
+    if render.orientation != "off":   # absent when off: keys made before it existed still hit
+        material["orientation"] = render.orientation
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -206,7 +209,8 @@ def _decode(payload: str, fault: Callable[[str, Exception], None]) -> PageResult
         fault("entry", exc)
         return None
     page.elements = parse_page_or_text(page.markdown, page.page_number, width=page.width,
-                                       height=page.height, page_size_pt=page.page_size_pt)
+                                       height=page.height, page_size_pt=page.page_size_pt,
+                                       rotation=page.rotation)
     page.cached = True
     return page
 

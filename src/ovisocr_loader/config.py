@@ -8,6 +8,7 @@ long tail of keyword arguments.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 #: The model's pixel bounds (448*448 .. 2880*2880), per the model card.
 MIN_PIXELS = 448 * 448
@@ -28,12 +29,16 @@ class RenderSettings:
     max_pixels: int = MAX_PIXELS
     #: zlib level for PNG: 1 keeps client CPU low; the bytes only cross loopback or a LAN.
     png_compress_level: int = 1
+    #: "auto": turn each page upright before sending (the ``orientation`` extra)
+    orientation: Literal["off", "auto"] = "off"
 
     def __post_init__(self) -> None:
         if not 36 <= self.dpi <= 1200:
             raise ValueError(f"dpi must be between 36 and 1200, got {self.dpi}")
         if not 0 < self.min_pixels < self.max_pixels:
             raise ValueError("need 0 < min_pixels < max_pixels")
+        if self.orientation not in ("off", "auto"):
+            raise ValueError(f'orientation must be "off" or "auto", got {self.orientation!r}')
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from .elements.model import Element
 
 SCHEMA_NAME = "ovisocr_loader.ParsedDocument"
-SCHEMA_VERSION = "1.2.0"  # 1.1: Attempt.endpoint, PageResult.cached; 1.2: Element.src
+SCHEMA_VERSION = "1.3.0"  # 1.1: Attempt.endpoint, PageResult.cached; 1.2: Element.src;
+#                          1.3: PageResult.rotation
 
 FinishReason = Literal["stop", "length", "aborted", "repetition", "error"]
 AttemptPurpose = Literal["first", "loop_retry", "long_retry"]
@@ -64,6 +65,8 @@ class PageResult(BaseModel):
     height: int = 0
     dpi: float | None = None
     page_size_pt: tuple[float, float] | None = None
+    rotation: int = Field(default=0, description="clockwise degrees the page image was "
+                          "turned before it was sent (orientation='auto'); 0 when not")
     blank: bool = False
     loop_trimmed: bool = False
     truncated: bool = False

@@ -5,7 +5,7 @@ for ``GenericLoader``-style pipelines. Depends on langchain-core (and, for the
 splitters the docs use, langchain-text-splitters).
 """
 
-from .integrations.extras import require as _require
+from .extras import require as _require
 
 _require("langchain_core", "langchain-core", "langchain", "ovisocr_loader.langchain")
 

@@ -4,7 +4,7 @@
 chunks its documents with the structure-aware core chunker.
 """
 
-from .integrations.extras import require as _require
+from .extras import require as _require
 
 _require("llama_index.core", "llama-index-core", "llama-index", "ovisocr_loader.llama_index")
 

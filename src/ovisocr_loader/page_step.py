@@ -50,7 +50,8 @@ async def cached_page(session: Session, job: PageJob) -> PageDone | None:
         try:
             page = await render(session, job)
             await asyncio.to_thread(crop_figures, page.png, hit.elements,
-                                    session.settings.figures_dir, job.sha256, job.number)
+                                    session.settings.figures_dir, job.sha256, job.number,
+                                    page.rotation)
         except SourceError as exc:
             return PageDone(_failed(job.number, exc), exc)
     return PageDone(hit)
@@ -63,8 +64,9 @@ async def produce_page(session: Session, job: PageJob) -> PageDone:
     except SourceError as exc:
         return PageDone(_failed(job.number, exc), exc)
     if page.blank:  # the model invents text on blank pages: never send them
-        result = PageResult(page_number=job.number, blank=True, width=page.width,
-                            height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt)
+        width, height = page.stored_size
+        result = PageResult(page_number=job.number, blank=True, width=width, height=height,
+                            dpi=page.dpi, page_size_pt=page.page_size_pt)
         await session.remember(job.key, job.sha256, result)
         return PageDone(result)
     done = await _read(session, job, page)
@@ -87,15 +89,16 @@ async def render(session: Session, job: PageJob) -> EncodedPage:
 
 async def _read(session: Session, job: PageJob, page: EncodedPage) -> PageDone:
     outcome = await session.ocr(page.png)
-    elements = parse_page_or_text(outcome.markdown, page.page_number, width=page.width,
-                                  height=page.height, page_size_pt=page.page_size_pt,
-                                  name=job.name)
+    width, height = page.stored_size
+    elements = parse_page_or_text(outcome.markdown, page.page_number, width=width,
+                                  height=height, page_size_pt=page.page_size_pt,
+                                  rotation=page.rotation, name=job.name)
     if session.settings.figures == "crop" and any(e.kind == "figure" for e in elements):
         await asyncio.to_thread(crop_figures, page.png, elements, session.settings.figures_dir,
-                                job.sha256, page.page_number)
+                                job.sha256, page.page_number, page.rotation)
     result = PageResult(
-        page_number=page.page_number, markdown=outcome.markdown, width=page.width,
-        height=page.height, dpi=page.dpi, page_size_pt=page.page_size_pt,
+        page_number=page.page_number, markdown=outcome.markdown, width=width, height=height,
+        dpi=page.dpi, page_size_pt=page.page_size_pt, rotation=page.rotation,
         loop_trimmed=outcome.loop_trimmed, truncated=outcome.truncated,
         error=outcome.error, attempts=outcome.attempts, elements=elements)
     return PageDone(result, outcome.exception)

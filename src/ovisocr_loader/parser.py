@@ -25,6 +25,7 @@ from .paths import user_path
 from .pipeline import DocumentJob, ProgressCallback, parse_documents
 from .session import ErrorMode, FigureMode, ParserSettings, Session
 from .sources import Source
+from .sources.orientation import require_classifier
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
 
@@ -89,6 +90,11 @@ class OvisParser:
     hold: pages wait for it, up to ``server_wait`` seconds (default 600, or the
     ``health`` policy's ``wait_for_any``), and only then become recorded errors.
 
+    ``orientation="auto"`` (the ``orientation`` extra) turns pages whose content is
+    sideways or upside down upright before sending them; ``PageResult.rotation``
+    records the turn, figure ``bbox`` stays in the frame of the image sent and
+    ``pixel_bbox``/``pdf_bbox`` are on the page as stored.
+
     ``figures="crop"`` attaches a PNG crop of every figure to its element
     (``image_png``) and, with ``figures_dir``, writes it there (``image_path``);
     crops are cut while the page image is in flight, so no page image is kept.
@@ -116,11 +122,14 @@ class OvisParser:
         cache_layout: CacheLayout = "sqlite",
         server_wait: float | None = None,
         max_concurrency: int = 256,
+        orientation: Literal["off", "auto"] = "off",
     ) -> None:
         if concurrency != "auto" and (not isinstance(concurrency, int) or concurrency < 1):
             raise ValueError(f'concurrency must be "auto" or an int >= 1, got {concurrency!r}')
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
+        if orientation == "auto":
+            require_classifier()   # the extra, named now rather than at the first page
         if cache_layout not in ("sqlite", "files"):
             raise ValueError('cache_layout must be "sqlite" or "files"')
         if errors not in ("record", "raise"):
@@ -129,7 +138,7 @@ class OvisParser:
             base_urls=resolve_base_urls(base_url),
             api_key=api_key or os.environ.get("OVISOCR_API_KEY"),
             model=model or os.environ.get("OVISOCR_MODEL"),
-            render=RenderSettings(dpi=dpi),
+            render=RenderSettings(dpi=dpi, orientation=orientation),
             concurrency=concurrency,
             prefetch=prefetch,
             timeouts=Timeouts(first_token=first_token_timeout, page=page_timeout,

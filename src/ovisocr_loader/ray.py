@@ -5,7 +5,7 @@ page; ``OvisBatchParser`` and ``plan_page_ranges`` are its two steps, for users
 composing their own Ray pipelines.
 """
 
-from .integrations.extras import require as _require
+from .extras import require as _require
 
 _require("ray.data", "ray[data]", "ray", "ovisocr_loader.ray")
 

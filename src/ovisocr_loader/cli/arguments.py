@@ -107,6 +107,9 @@ def _parse_command(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dpi", type=number(float, 72, 1200), default=150, metavar="DPI",
                    help="render resolution in dots per inch, 72-1200 (default: 150;\n"
                         "below 150 tables fuse)")
+    p.add_argument("--orientation", choices=("off", "auto"), default="off",
+                   help="auto: turn sideways or upside-down pages upright before sending\n"
+                        "(needs the orientation extra; default: off)")
     p.add_argument("--password", metavar="PASSWORD", help="password for encrypted PDFs")
     p.add_argument("--cache", metavar="DIR",
                    help="keep finished pages in DIR: reruns and interrupted runs skip them\n"

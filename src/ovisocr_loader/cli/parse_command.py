@@ -14,6 +14,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..document import PageResult, ParsedDocument
 from ..errors import OvisLoaderError
@@ -34,7 +35,7 @@ def run_parse(args: argparse.Namespace) -> int:
         say("no input to parse" + ("" if problems else ": no supported files found"))
         return EXIT_UNUSABLE
     if args.engine == "ray":
-        status = run_parse_ray(args, files, say)
+        status = run_parse_ray(args, files, parser_options(args), say)
         return EXIT_FAILED if status == EXIT_OK and problems else status
     if "parquet" in (args.format or []) or args.ray_address or args.workers:
         say("--format parquet, --ray-address and --workers need --engine ray")
@@ -44,15 +45,10 @@ def run_parse(args: argparse.Namespace) -> int:
     except OutputError as exc:
         say(str(exc))
         return EXIT_UNUSABLE
-    parser = OvisParser(base_url=args.base_url, api_key=args.api_key, model=args.model,
-                        dpi=args.dpi, concurrency=args.concurrency,
-                        max_concurrency=args.max_concurrency,
-                        first_token_timeout=args.first_token_timeout,
-                        page_timeout=args.page_timeout, cache_dir=args.cache,
-                        server_wait=args.server_wait)
     try:
+        parser = OvisParser(**parser_options(args))
         parser.check()
-    except OvisLoaderError as exc:
+    except (OvisLoaderError, ImportError) as exc:
         say(str(exc))
         return EXIT_UNUSABLE
     progress = Progress(_progress_mode(args, plan), limit=lambda: parser.concurrency_now)
@@ -68,6 +64,16 @@ def run_parse(args: argparse.Namespace) -> int:
         say(str(exc))
         return EXIT_UNUSABLE
     return run.summary(len(files) + len(problems))
+
+
+def parser_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`OvisParser` keyword arguments the command line sets (both engines)."""
+    return {"base_url": args.base_url, "api_key": args.api_key, "model": args.model,
+            "dpi": args.dpi, "concurrency": args.concurrency,
+            "max_concurrency": args.max_concurrency,
+            "first_token_timeout": args.first_token_timeout,
+            "page_timeout": args.page_timeout, "cache_dir": args.cache,
+            "server_wait": args.server_wait, "orientation": args.orientation}
 
 
 def check_inputs(paths: list[str]) -> tuple[list[Path], list[str]]:

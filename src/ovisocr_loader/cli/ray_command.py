@@ -41,8 +41,10 @@ def output_folder(args: argparse.Namespace) -> tuple[Path, str]:
     return folder, formats[0]
 
 
-def run_parse_ray(args: argparse.Namespace, files: list[Path], say: Any) -> int:
-    """Parse ``files`` on Ray and write them; returns the exit status."""
+def run_parse_ray(args: argparse.Namespace, files: list[Path], options: dict[str, Any],
+                  say: Any) -> int:
+    """Parse ``files`` on Ray with ``options`` (OvisParser's) and write them; returns the
+    exit status."""
     try:
         folder, fmt = output_folder(args)
         from ..ray import ROWS_PER_FILE, read_scans  # the ray extra, named if missing
@@ -59,17 +61,11 @@ def run_parse_ray(args: argparse.Namespace, files: list[Path], say: Any) -> int:
     try:
         started = time.monotonic()
         dataset = read_scans([str(f) for f in files], workers=args.workers, pages=args.pages,
-                             password=args.password, base_url=args.base_url,
-                             api_key=args.api_key, model=args.model, dpi=args.dpi,
-                             concurrency=args.concurrency,
-                             max_concurrency=args.max_concurrency,
-                             first_token_timeout=args.first_token_timeout,
-                             page_timeout=args.page_timeout, cache_dir=args.cache,
-                             server_wait=args.server_wait)
+                             password=args.password, **options)
         write = dataset.write_parquet if fmt == "parquet" else dataset.write_json
         write(str(folder), mode=SaveMode.OVERWRITE, min_rows_per_file=ROWS_PER_FILE)
         elapsed = time.monotonic() - started
-    except OvisLoaderError as exc:
+    except (OvisLoaderError, ImportError) as exc:
         say(str(exc))
         return EXIT_UNUSABLE
     finally:

@@ -14,6 +14,7 @@ from pathlib import Path
 from PIL import Image
 
 from ..sources.png import encode_png
+from .figures import to_pixels
 from .model import Element
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -31,17 +32,21 @@ def figure_number(elements: list[Element], figure: Element) -> int:
 
 
 def crop_figures(page_png: bytes, elements: list[Element], directory: str | None,
-                 sha256: str, page_number: int) -> None:
+                 sha256: str, page_number: int, rotation: int = 0) -> None:
     """Attach PNG bytes to each figure element; also write files when ``directory`` is set.
 
     Files are named after :func:`figure_number`, so they can be found again later.
+    ``page_png`` is the image sent: on a page turned upright (``rotation``), crops are
+    cut from it by ``bbox``, so they come out upright too.
     """
     with Image.open(io.BytesIO(page_png)) as page:
         page.load()
         for element in (e for e in elements if e.kind == "figure"):
-            if element.pixel_bbox is None:
+            box = element.pixel_bbox if not rotation else (
+                to_pixels(element.bbox, page.width, page.height) if element.bbox else None)
+            if box is None:
                 continue
-            left, top, right, bottom = element.pixel_bbox
+            left, top, right, bottom = box
             if right <= left or bottom <= top:
                 continue
             crop = page.crop((left, top, right, bottom))

@@ -92,6 +92,19 @@ def to_model_frame(pixel_box: Box, width: int, height: int) -> Box:
             min(999, round(right * 1000 / width)), min(999, round(bottom * 1000 / height)))
 
 
+def unturn(bbox: Box, rotation: int) -> Box:
+    """A 0-999 box on an image turned ``rotation`` degrees clockwise, as the same box
+    on the image before the turn (the page as stored)."""
+    left, top, right, bottom = bbox
+    if rotation == 90:
+        return (top, 1000 - right, bottom, 1000 - left)
+    if rotation == 180:
+        return (1000 - right, 1000 - bottom, 1000 - left, 1000 - top)
+    if rotation == 270:
+        return (1000 - bottom, left, 1000 - top, right)
+    return bbox
+
+
 def clamp_pixels(box: Box, width: int, height: int) -> Box:
     """A pixel box kept inside a ``width`` x ``height`` image."""
     left, top, right, bottom = box

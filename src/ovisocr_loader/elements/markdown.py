@@ -27,6 +27,7 @@ from .figures import (
     to_model_frame,
     to_pixels,
     to_points,
+    unturn,
 )
 from .formulas import split_formula
 from .model import Element, ElementKind
@@ -45,18 +46,26 @@ _FURNITURE_SLOTS = 2
 
 @dataclass(frozen=True)
 class PageGeometry:
-    """What maps a figure box to pixels and points (zeros/None when unknown)."""
+    """What maps a figure box to pixels and points (zeros/None when unknown): the page
+    as stored, and how far it was turned clockwise before it was sent."""
 
     width: int = 0
     height: int = 0
     page_size_pt: tuple[float, float] | None = None
+    rotation: int = 0
 
 
 def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int = 0,
-               page_size_pt: tuple[float, float] | None = None) -> list[Element]:
-    """Split one page's Markdown into elements in reading order."""
+               page_size_pt: tuple[float, float] | None = None, rotation: int = 0
+               ) -> list[Element]:
+    """Split one page's Markdown into elements in reading order.
+
+    ``width``/``height``/``page_size_pt`` describe the page as stored; with a
+    ``rotation`` the image sent was turned that far clockwise, and figure boxes
+    (in the sent image's frame) are mapped back onto the stored page.
+    """
     text = normalise_page(markdown)
-    geometry = PageGeometry(width, height, page_size_pt)
+    geometry = PageGeometry(width, height, page_size_pt, rotation)
     elements: list[Element] = []
     for block in split_blocks(text):
         elements.extend(_elements(block, markdown, text, page_number, geometry))
@@ -68,13 +77,13 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
 
 
 def parse_page_or_text(markdown: str, page_number: int, *, width: int = 0, height: int = 0,
-                       page_size_pt: tuple[float, float] | None = None, name: str = ""
-                       ) -> list[Element]:
+                       page_size_pt: tuple[float, float] | None = None, rotation: int = 0,
+                       name: str = "") -> list[Element]:
     """:func:`parse_page`, but a parser failure costs the page its structure, never its
     text: the whole page becomes one paragraph (and a warning names the page)."""
     try:
         return parse_page(markdown, page_number, width=width, height=height,
-                          page_size_pt=page_size_pt)
+                          page_size_pt=page_size_pt, rotation=rotation)
     except Exception as exc:  # one page's Markdown must never stop a batch
         log.warning("%s page %d: the Markdown could not be parsed into elements (%s: %s); "
                     "kept as one paragraph", name or "<input>", page_number,
@@ -166,6 +175,8 @@ def _add_text(out: list[Element], kind: ElementKind, source: str, start: int, be
 
 def _figure(ref: ImageRef, span: tuple[int, int], page: int, geometry: PageGeometry
             ) -> Element:
+    if geometry.rotation:
+        return _turned_figure(ref, span, page, geometry)
     width, height, points = geometry.width, geometry.height, geometry.page_size_pt
     bbox, pixel_bbox, pdf_bbox = ref.model_box, None, None
     if ref.model_box is not None:
@@ -177,6 +188,22 @@ def _figure(ref: ImageRef, span: tuple[int, int], page: int, geometry: PageGeome
         bbox = to_model_frame(ref.pixel_box, width, height) if known else None
         pdf_bbox = pixels_to_points(ref.pixel_box, width, height, points) if (
             known and points) else None
+    return Element(kind="figure", text=ref.alt, page_number=page, index=0, span=span,
+                   bbox=bbox, pixel_bbox=pixel_bbox, pdf_bbox=pdf_bbox, src=ref.src)
+
+
+def _turned_figure(ref: ImageRef, span: tuple[int, int], page: int, geometry: PageGeometry
+                   ) -> Element:
+    """A figure of a page sent turned: ``bbox`` stays in the frame of the image sent
+    (what the model saw); pixel and point boxes are on the page as stored."""
+    width, height, points = geometry.width, geometry.height, geometry.page_size_pt
+    sent_w, sent_h = (height, width) if geometry.rotation in (90, 270) else (width, height)
+    bbox = ref.model_box
+    if bbox is None and ref.pixel_box is not None and width and height:
+        bbox = to_model_frame(ref.pixel_box, sent_w, sent_h)
+    stored = unturn(bbox, geometry.rotation) if bbox is not None else None
+    pixel_bbox = to_pixels(stored, width, height) if stored and width and height else None
+    pdf_bbox = to_points(stored, points) if stored and points else None
     return Element(kind="figure", text=ref.alt, page_number=page, index=0, span=span,
                    bbox=bbox, pixel_bbox=pixel_bbox, pdf_bbox=pdf_bbox, src=ref.src)
 

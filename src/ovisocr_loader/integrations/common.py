@@ -13,6 +13,7 @@ from typing import Any
 from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..elements import Element, element_text, mark_running_furniture, parse_page_or_text
 from ..elements.chunker import HeadingPath, enter_heading
+from ..elements.markdown import PageGeometry
 from . import metadata as keys
 
 PAGE_SEPARATOR = "\f"
@@ -78,23 +79,26 @@ def figure_metadata(figure: Element) -> dict[str, Any]:
 
 def page_geometry(page: PageResult) -> str:
     """``"w,h"`` (page-image pixels), then ``",w_pt,h_pt"`` when the page has a size in
-    points: what the elements need to rebuild their figure boxes from Markdown alone."""
+    points, then ``"@r"`` when it was turned ``r`` degrees before it was sent: what the
+    elements need to rebuild their figure boxes from Markdown alone."""
     size = f"{page.width},{page.height}"
     if page.page_size_pt is not None:
         size += ",{:g},{:g}".format(*page.page_size_pt)
-    return size
+    return size + (f"@{page.rotation}" if page.rotation else "")
 
 
-def read_page_geometry(text: object) -> tuple[int, int, tuple[float, float] | None]:
+def read_page_geometry(text: object) -> PageGeometry:
     """The inverse of :func:`page_geometry`; zeros and None for what is missing or bad."""
+    size, _, turn = str(text).partition("@")
     try:
-        values = [float(v) for v in str(text).split(",")]
+        values = [float(v) for v in size.split(",")]
+        rotation = int(turn) if turn else 0
     except ValueError:
-        return 0, 0, None
-    if len(values) not in (2, 4):
-        return 0, 0, None
+        return PageGeometry()
+    if len(values) not in (2, 4) or rotation not in (0, 90, 180, 270):
+        return PageGeometry()
     points = (values[2], values[3]) if len(values) == 4 else None
-    return int(values[0]), int(values[1]), points
+    return PageGeometry(int(values[0]), int(values[1]), points, rotation)
 
 
 def walk_elements(doc: ParsedDocument) -> Iterator[tuple[Element, list[str]]]:
@@ -116,10 +120,11 @@ def rebuild_pages(texts: list[tuple[int, str, str | None]]) -> list[PageResult]:
     """
     pages = []
     for number, text, geometry in texts:
-        width, height, points = read_page_geometry(geometry)
+        g = read_page_geometry(geometry)
         pages.append(PageResult(
-            page_number=number, markdown=text, width=width, height=height,
-            page_size_pt=points, elements=parse_page_or_text(
-                text, number, width=width, height=height, page_size_pt=points)))
+            page_number=number, markdown=text, width=g.width, height=g.height,
+            page_size_pt=g.page_size_pt, rotation=g.rotation, elements=parse_page_or_text(
+                text, number, width=g.width, height=g.height, page_size_pt=g.page_size_pt,
+                rotation=g.rotation)))
     mark_running_furniture([p.elements for p in pages])
     return pages

@@ -99,6 +99,9 @@ class OvisReader(BasePydanticReader):
                                   "(sqlite): re-reads and resumed runs skip them")
     server_wait: float = Field(default=600.0, ge=0, description="seconds to wait for a "
                                "server that stops answering (a restart) before pages fail")
+    orientation: Literal["off", "auto"] = Field(
+        default="off", description="'auto': turn sideways or upside-down pages upright "
+        "before sending (the orientation extra)")
 
     _parser: OvisParser | None = PrivateAttr(default=None)
     _parser_key: tuple[Any, ...] = PrivateAttr(default=())
@@ -135,7 +138,7 @@ class OvisReader(BasePydanticReader):
                 page_timeout=self.page_timeout, connect_timeout=self.connect_timeout,
                 errors=self.errors, figures=self.figures, figures_dir=self.figures_dir,
                 cache_dir=self.cache_dir, server_wait=self.server_wait,
-                max_concurrency=self.max_concurrency)
+                max_concurrency=self.max_concurrency, orientation=self.orientation)
             self._parser_key = key
         return self._parser
 

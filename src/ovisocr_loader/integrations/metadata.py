@@ -60,8 +60,9 @@ KEYS: tuple[MetadataKey, ...] = (
     MetadataKey(PAGE_NUMBERS, False, "every page a chunk covers, comma-separated"),
     MetadataKey(TOTAL_PAGES, False, "pages in the input"),
     MetadataKey(SOURCE_SHA256, False, "content hash of the input (stable ids, crop names)"),
-    MetadataKey(PAGE_GEOMETRY, False, "page image pixels and PDF points, 'w,h[,w_pt,h_pt]'; "
-                "';' between pages: lets a node parser rebuild figure boxes"),
+    MetadataKey(PAGE_GEOMETRY, False, "page image pixels and PDF points, and the turn "
+                "upright, 'w,h[,w_pt,h_pt][@r]'; ';' between pages: lets a node parser "
+                "rebuild figure boxes"),
     MetadataKey(OCR_MODEL, False, "the served model that read the page"),
     MetadataKey(BLANK, False, "the page held no content"),
     MetadataKey(LOOP_TRIMMED, False, "a repetition loop was cut from the answer"),

@@ -18,12 +18,15 @@ class RenderedPage:
     ``dpi`` is the effective resolution of ``image`` (None for an image file whose
     resolution is unknown); ``page_size_pt`` is the page size in PDF points after
     /Rotate, for PDF sources only (used to map figure boxes back onto the page).
+    ``rotation`` is how far ``image`` was turned clockwise from the page as stored
+    (0, 90, 180 or 270; see :mod:`.orientation`).
     """
 
     page_number: int
     image: Image.Image
     dpi: float | None
     page_size_pt: tuple[float, float] | None = None
+    rotation: int = 0
 
 
 class PageSource(Protocol):

@@ -35,16 +35,28 @@ class EncodedPage:
     dpi: float | None
     blank: bool
     page_size_pt: tuple[float, float] | None
+    rotation: int = 0
+
+    @property
+    def stored_size(self) -> tuple[int, int]:
+        """Width and height of the page as stored (before any turn upright)."""
+        turned = self.rotation in (90, 270)
+        return (self.height, self.width) if turned else (self.width, self.height)
 
 
 def encode_page(page: RenderedPage, *, compress_level: int = 1) -> EncodedPage:
     """Check for ink and encode as PNG (the image is already L or RGB, see page_mode)."""
     image = page.image
-    gray = image if image.mode == "L" else image.convert("L")
-    blank = is_blank(gray.histogram(), gray.width * gray.height)
+    blank = has_no_ink(image)
     png = encode_png(image, compress_level)
     return EncodedPage(page.page_number, png, image.width, image.height,
-                       image.mode, page.dpi, blank, page.page_size_pt)
+                       image.mode, page.dpi, blank, page.page_size_pt, page.rotation)
+
+
+def has_no_ink(image: Image.Image) -> bool:
+    """A page with (next to) no ink: a blank page, never sent."""
+    gray = image if image.mode == "L" else image.convert("L")
+    return is_blank(gray.histogram(), gray.width * gray.height)
 
 
 def page_mode(image: Image.Image) -> Image.Image:

@@ -14,6 +14,9 @@ from .pages import (
     next_page_id,
     page_image,
     read_page_id,
+    read_turned_page_id,
+    text_page,
+    turned,
     write_pdf,
 )
 from .scripts import (
@@ -59,8 +62,11 @@ __all__ = [
     "next_page_id",
     "page_image",
     "read_page_id",
+    "read_turned_page_id",
     "scan_folder",
     "synthetic_markdown",
+    "text_page",
     "tokenize",
+    "turned",
     "write_pdf",
 ]

@@ -16,6 +16,8 @@ from typing import BinaryIO
 
 from PIL import Image, ImageDraw, ImageFont
 
+from .scripts import synthetic_markdown
+
 _START = (1, 0, 1, 1, 0)
 _ID_BITS = 16
 _SUM_BITS = 8
@@ -78,6 +80,22 @@ def read_page_id(image: Image.Image) -> int | None:
     page_id = int("".join(map(str, id_bits)), 2)
     checksum = int("".join(map(str, sum_bits)), 2)
     return page_id if page_id and checksum == _checksum(page_id) else None
+
+
+def read_turned_page_id(image: Image.Image) -> tuple[int | None, int]:
+    """The page id of a generated page however it is turned, and how far clockwise it
+    is turned from upright (0, 90, 180, 270); ``(None, 0)`` for any other image."""
+    for turn in (0, 90, 180, 270):
+        upright = image if turn == 0 else image.rotate(turn, expand=True)  # counter-clockwise
+        page_id = read_page_id(upright)
+        if page_id is not None:
+            return page_id, turn
+    return None, 0
+
+
+def turned(image: Image.Image, degrees: int) -> Image.Image:
+    """``image`` turned ``degrees`` clockwise, as a sideways or upside-down scan."""
+    return image.rotate(-degrees, expand=True)
 
 
 def page_image(page_id: int | None = None, *, size: tuple[int, int] = (1275, 1650),
@@ -178,3 +196,12 @@ def marked_pdf(count: int, *, size: tuple[int, int] = (1275, 1650), dpi: float =
     ids = [next_page_id() for _ in range(count)]
     pages = [page_image(pid, size=size, lines=[f"Page {n}"]) for n, pid in enumerate(ids, 1)]
     return make_pdf(pages, dpi=dpi), ids
+
+
+def text_page(page_id: int | None = None, *, seed: int = 0,
+              size: tuple[int, int] = (1275, 1650), lines: int = 42) -> Image.Image:
+    """A page filled with lines of prose (like a letter or a report page), for tests
+    that need a page whose text direction can be told, such as orientation."""
+    words = synthetic_markdown(str(seed).encode(), tokens=900).replace("#", "").split()
+    text = [" ".join(words[i:i + 11]) for i in range(0, len(words), 11)][:lines]
+    return page_image(page_id, size=size, lines=text)

@@ -32,7 +32,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from .latency import GPU_PROFILES, GpuProfile, LatencyModel
-from .pages import read_page_id
+from .pages import read_turned_page_id
 from .scripts import (
     PANGRAM,
     EndWithoutFinish,
@@ -81,6 +81,8 @@ class RequestRecord:
     disconnected: bool = False
     status: int = 200
     fault: str | None = None
+    #: how far clockwise the page arrived turned from upright (a generated page only)
+    image_turn: int = 0
 
     @property
     def params(self) -> dict[str, Any]:
@@ -409,7 +411,7 @@ class Simulator:
                 record.image_mode = image.mode
                 record.image_format = (image.format or "").lower()
                 record.image_bytes = len(data)
-                record.page_id = read_page_id(image)
+                record.page_id, record.image_turn = read_turned_page_id(image)
                 extrema = image.convert("L").getextrema()
         except (binascii.Error, UnidentifiedImageError, OSError, ValueError) as exc:
             return 400, f"cannot decode image: {exc}"
