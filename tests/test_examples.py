@@ -13,6 +13,8 @@ EXPECTED = {
     "parse_with_simulator.py": "page 2: blank=True",
     "llama_index_quickstart.py": "/Inspection report/ 'Item: Bollards; State: worn'",
     "langchain_quickstart.py": "['Title', 'NarrativeText', 'Table']",
+    "ray_scans.py": "23 rows: 20 pages, 3 failed",
+    "review_site.py": "wrote index.html; turned upright: {'fax.pdf': 270, 'report.pdf': 0}",
 }
 
 

@@ -81,7 +81,7 @@ def test_parsed_document_round_trips_through_json(ovis_simulator: Simulator):
     doc = OvisParser(base_url=ovis_simulator.base_url).parse(pdf, name="two.pdf")
     again = ParsedDocument.model_validate_json(doc.model_dump_json())
     assert again == doc
-    assert again.schema_name == "ovisocr_loader.ParsedDocument" and again.version == "1.2.0"
+    assert again.schema_name == "ovisocr_loader.ParsedDocument" and again.version == "1.3.0"
     assert [p.page_number for p in again.pages] == [1, 2]
     assert again.total_pages == 2 and again.source == "two.pdf" and len(again.sha256 or "") == 64
 

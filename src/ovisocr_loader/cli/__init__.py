@@ -1,6 +1,7 @@
 """The ``ovisocr`` command: parse files, measure an endpoint, or run the simulator.
 
-``ovisocr parse PATH...`` writes one output per input, shows progress and a
+``ovisocr review PATH... -o DIR`` writes a static site showing every page beside
+its elements. ``ovisocr parse PATH...`` writes one output per input, shows progress and a
 summary, and exits 0 (all parsed), 1 (some page or file failed), 2 (nothing
 usable: no input, no server, a bad option) or 130 (interrupted). Bad input and
 bad server answers are one line each, never a traceback.
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from .arguments import EXIT_INTERRUPTED, build
 from .other_commands import run_bench, run_simulate
 from .parse_command import run_parse
+from .review_command import run_review
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -25,6 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_simulate(args)
         if args.command == "bench":
             return run_bench(args)
+        if args.command == "review":
+            return run_review(args)
         return run_parse(args)
     except KeyboardInterrupt:
         print("ovisocr: interrupted", file=sys.stderr)

@@ -70,6 +70,9 @@ def build() -> argparse.ArgumentParser:
     _parse_command(sub.add_parser(
         "parse", help="parse PDFs and page images into Markdown or JSON", epilog=ENVIRONMENT,
         formatter_class=argparse.RawTextHelpFormatter))
+    _review_command(sub.add_parser(
+        "review", help="a static site showing each page beside what was extracted from it",
+        epilog=ENVIRONMENT, formatter_class=argparse.RawTextHelpFormatter))
     _bench_command(sub.add_parser(
         "bench", help="measure an endpoint: pages/min and latency per concurrency level",
         formatter_class=argparse.RawTextHelpFormatter))
@@ -90,6 +93,31 @@ def _parse_command(p: argparse.ArgumentParser) -> None:
                    help="md or json; repeat to write both (default: md; with -o -, json\n"
                         "means JSON lines); with --engine ray: parquet (default) or json,\n"
                         "one row per page, files in the -o directory")
+    _parser_options(p)
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this process (default); ray: Ray Data workers, one row\n"
+                        "per page (needs the ray extra)")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="Ray cluster to join, e.g. ray://head:10001 or auto (default: a\n"
+                        "local Ray started for this run)")
+    p.add_argument("--workers", type=number(int, 1, 4096), default=None, metavar="N",
+                   help="Ray workers sharing --concurrency (default: half the cluster's\n"
+                        "CPUs, at most 8)")
+    _progress_option(p)
+
+
+def _review_command(r: argparse.ArgumentParser) -> None:
+    r.add_argument("paths", nargs="+", metavar="PATH",
+                   help="PDF or image files, directories or globs (parsed now), or the\n"
+                        ".json files of an earlier `ovisocr parse` (shown as saved)")
+    r.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="folder for the site: DIR/index.html and a page per document")
+    _parser_options(r)
+    _progress_option(r)
+
+
+def _parser_options(p: argparse.ArgumentParser) -> None:
+    """What reading a page takes: shared by ``parse`` and ``review``."""
     p.add_argument("--pages", type=page_ranges, metavar="RANGES",
                    help="only these 1-based pages of each input, e.g. 1-3,7 (default: all)")
     p.add_argument("--base-url", action="append", metavar="URL",
@@ -122,15 +150,9 @@ def _parse_command(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server-wait", type=number(float, 0), default=600.0, metavar="SECONDS",
                    help="when the server stops answering mid-run (a restart), wait this\n"
                         "long before recording the remaining pages as errors (default: 600)")
-    p.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="local: this process (default); ray: Ray Data workers, one row\n"
-                        "per page (needs the ray extra)")
-    p.add_argument("--ray-address", metavar="ADDR",
-                   help="Ray cluster to join, e.g. ray://head:10001 or auto (default: a\n"
-                        "local Ray started for this run)")
-    p.add_argument("--workers", type=number(int, 1, 4096), default=None, metavar="N",
-                   help="Ray workers sharing --concurrency (default: half the cluster's\n"
-                        "CPUs, at most 8)")
+
+
+def _progress_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true",
                    help="print no progress (default: a bar on a terminal, a line every\n"
                         "10 seconds otherwise)")
