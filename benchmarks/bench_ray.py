@@ -6,8 +6,9 @@ pages, served by one simulated RTX 5090 (field latency x ``--speed``). Parses
 one with ``OvisParser.parse_many`` and the other with ``read_scans`` +
 ``write_parquet`` (``--workers`` actors on a local ``ray.init(num_cpus=2)``),
 both at ``concurrency=32``, and prints pages/min, rows and the peak in flight.
-Ray's start-up is outside the timing (a cluster is up before a job runs); its
-actors' start-up is inside.
+Ray's start-up is outside the timing (a cluster is up, its Ray Data services
+started by an earlier job, before a job runs); the job's own actors' start-up
+is inside.
 
     python benchmarks/bench_ray.py --files 32 --pages 130
 """
@@ -40,6 +41,7 @@ def main() -> None:
     ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING,
              log_to_driver=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
+    ray.data.range(1).materialize()   # Ray Data's own services, as a running cluster has
     logging.getLogger("ovisocr_loader").setLevel(logging.ERROR)
     with tempfile.TemporaryDirectory() as tmp, \
             Simulator.for_gpu("rtx5090", speed=opts.speed) as sim:

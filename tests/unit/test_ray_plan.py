@@ -9,7 +9,11 @@ import pytest
 pytest.importorskip("ray", reason="the ray extra is not installed")
 
 from ovisocr_loader import OvisParser
+from ovisocr_loader.document import PageErrorInfo, PageResult, ParsedDocument
+from ovisocr_loader.elements import parse_page
 from ovisocr_loader.integrations.ray_data import (
+    ROW_SCHEMA,
+    document_rows,
     plan_page_ranges,
     worker_settings,
 )
@@ -45,3 +49,20 @@ def test_workers_split_the_total_limit() -> None:
     assert (share.concurrency, share.adaptive.maximum, share.adaptive.start) == ("auto", 64, 4)
     raising = OvisParser(base_url="http://gpu:8000/v1", errors="raise").settings
     assert worker_settings(raising, 1).errors == "record"
+
+
+def test_rows_carry_every_page_or_the_error_of_each_page_asked_for() -> None:
+    doc = ParsedDocument(source="a.pdf", sha256="abc", total_pages=9, model="m", pages=[
+        PageResult(page_number=3, markdown="# Hi", rotation=90,
+                   elements=parse_page("# Hi", 3)),
+        PageResult(page_number=4, error=PageErrorInfo(kind="PageTimeout", message="slow"))])
+    rows = document_rows(doc, [3, 4])
+    assert [set(r) for r in rows] == [set(ROW_SCHEMA.names)] * 2
+    assert [(r["page_number"], r["rotation"], r["error"]) for r in rows] == [
+        (3, 90, None), (4, 0, "PageTimeout: slow")]
+    assert '"kind": "heading"' in rows[0]["elements"]
+    broken = ParsedDocument(source="b.pdf", error=PageErrorInfo(kind="CorruptFileError",
+                                                                message="bad xref"))
+    assert [(r["page_number"], r["error"]) for r in document_rows(broken, [5, 6])] == [
+        (5, "CorruptFileError: bad xref"), (6, "CorruptFileError: bad xref")]
+    assert [r["page_number"] for r in document_rows(broken)] == [None]

@@ -44,6 +44,7 @@ ROW_SCHEMA = pa.schema([
     ("blank", pa.bool_()),
     ("loop_trimmed", pa.bool_()),
     ("truncated", pa.bool_()),
+    ("rotation", pa.int16()),
     ("error", pa.string()),
     ("model", pa.string()),
 ])
@@ -167,7 +168,8 @@ def document_rows(doc: ParsedDocument, pages: Sequence[int] | None = None
                                for e in page.elements], ensure_ascii=False)
         rows.append(_row(doc, page.page_number, error=_error_text(page.error),
                          markdown=page.markdown, elements=elements, blank=page.blank,
-                         loop_trimmed=page.loop_trimmed, truncated=page.truncated))
+                         loop_trimmed=page.loop_trimmed, truncated=page.truncated,
+                         rotation=page.rotation))
     return rows
 
 
@@ -177,11 +179,12 @@ def _error_text(error: PageErrorInfo | None) -> str | None:
 
 def _row(doc: ParsedDocument, page_number: int | None, *, error: str | None,
          markdown: str = "", elements: str = "[]", blank: bool = False,
-         loop_trimmed: bool = False, truncated: bool = False) -> dict[str, Any]:
+         loop_trimmed: bool = False, truncated: bool = False, rotation: int = 0
+         ) -> dict[str, Any]:
     return {"source": doc.source, "sha256": doc.sha256, "page_number": page_number,
             "total_pages": doc.total_pages, "markdown": markdown, "elements": elements,
             "blank": blank, "loop_trimmed": loop_trimmed, "truncated": truncated,
-            "error": error, "model": doc.model}
+            "rotation": rotation, "error": error, "model": doc.model}
 
 
 def ranges_per_worker(settings: ParserSettings) -> int:
