@@ -72,7 +72,10 @@ def test_every_page_is_shown_with_its_image_and_its_flags(page, reviewed: Review
     assert [int(s.get_attribute("data-page")) for s in sections.all()] == numbers
     images = page.locator("section[data-page] img")
     assert images.count() == len(numbers)
-    assert page.evaluate("[...document.images].every(i => i.complete && i.naturalWidth > 0)")
+    for image in images.all():   # loaded lazily: as a person scrolls to them
+        image.scroll_into_view_if_needed()
+        image.evaluate("i => i.decode()")
+        assert image.evaluate("i => i.complete && i.naturalWidth > 0")
     for number in numbers:
         section = page.locator(f'section[data-page="{number}"]')
         if number in flags:
@@ -90,6 +93,7 @@ def test_figure_boxes_sit_on_the_figures(page, reviewed: Reviewed, name: str,
                                          tmp_path: Path) -> None:
     # the figure is a dark rectangle on a white page: inside its box, the screen is dark
     page.goto((reviewed.site / _document_href_from_index(page, reviewed, name)).as_uri())
+    page.locator('section[data-page="1"] img').evaluate("i => i.decode()")
     box = page.locator('section[data-page="1"] .box[data-kind="figure"]')
     assert box.count() == 1
     rect = box.bounding_box()

@@ -126,7 +126,8 @@ def _image(page: PageResult, src: str | None) -> str:
                      f'title="Figure {number}" style="left:{left:g}%;top:{top:g}%;'
                      f'width:{right - left:g}%;height:{bottom - top:g}%">'
                      f"<span>{number}</span></a>")
-    return (f'<div class="frame"><img src="{escape(src)}" alt="page {page.page_number}">'
+    return (f'<div class="frame"><img src="{escape(src)}" alt="page {page.page_number}" '
+            'loading="lazy" decoding="async">'
             + "".join(boxes) + "</div>")
 
 
