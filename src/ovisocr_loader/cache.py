@@ -182,9 +182,6 @@ class PageFiles:
     def _fault(self, kind: str, exc: Exception) -> None:
         _say_fault(self._said, kind, self.path, exc)
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self.path.glob("??/*.json"))
-
     def close(self) -> None:
         """Nothing to release: every entry is closed as soon as it is written."""
 

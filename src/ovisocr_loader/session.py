@@ -25,6 +25,7 @@ from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Time
 from .document import PageResult
 from .errors import OvisLoaderError, ServerStatusError
 from .sources import EncodedPage, PageSource, encode_page
+from .sources.encode import has_no_ink
 from .sources.orientation import turn_upright
 
 log = logging.getLogger("ovisocr_loader")
@@ -201,6 +202,7 @@ def open_cache(directory: str, layout: CacheLayout = "sqlite") -> PageCache | Pa
 def render_page(source: PageSource, page_number: int, settings: RenderSettings) -> EncodedPage:
     """Render, turn upright if asked, and encode one page (runs in a worker thread)."""
     page = source.render(page_number)
-    if settings.orientation == "auto":
+    blank = has_no_ink(page.image)   # a turn changes no pixel count: checked once
+    if settings.orientation == "auto" and not blank:
         page = turn_upright(page)
-    return encode_page(page, compress_level=settings.png_compress_level)
+    return encode_page(page, compress_level=settings.png_compress_level, blank=blank)

@@ -51,7 +51,7 @@ def run_parse(args: argparse.Namespace) -> int:
     except (OvisLoaderError, ImportError) as exc:
         say(str(exc))
         return EXIT_UNUSABLE
-    progress = Progress(_progress_mode(args, plan), limit=lambda: parser.concurrency_now)
+    progress = Progress(progress_mode(args), limit=lambda: parser.concurrency_now)
     run = ParseRun(plan, progress, failed_files=len(problems))
     jobs = [DocumentJob(str(f), args.password, args.pages) for f in files]
     try:
@@ -96,7 +96,8 @@ def say(message: str) -> None:
     print(f"ovisocr: {message}", file=sys.stderr, flush=True)
 
 
-def _progress_mode(args: argparse.Namespace, plan: OutputPlan) -> str:
+def progress_mode(args: argparse.Namespace) -> str:
+    """``off`` with --no-progress, a bar on a terminal, plain lines otherwise."""
     if args.no_progress:
         return "off"
     return "bar" if sys.stderr.isatty() else "lines"

@@ -8,7 +8,6 @@ the server again (their page images come from the source files, if still there).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -22,7 +21,7 @@ from ..pipeline import DocumentJob
 from ..review import write_site
 from ..review.html import page_flags
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
-from .parse_command import check_inputs, parser_options, say
+from .parse_command import check_inputs, parser_options, progress_mode, say
 from .progress import Progress
 
 
@@ -72,8 +71,7 @@ def parse(args: argparse.Namespace, files: list[Path]) -> list[ParsedDocument]:
     """Parse ``files`` with the command's options; documents in the order given."""
     parser = OvisParser(**parser_options(args))
     parser.check()
-    mode = "off" if args.no_progress else ("bar" if sys.stderr.isatty() else "lines")
-    progress = Progress(mode, limit=lambda: parser.concurrency_now)
+    progress = Progress(progress_mode(args), limit=lambda: parser.concurrency_now)
     jobs = [DocumentJob(str(f), args.password, args.pages) for f in files]
     try:
         done = {d.source: d for d in parser.parse_many(jobs, on_event=progress.update)}

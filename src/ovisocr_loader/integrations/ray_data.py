@@ -239,7 +239,7 @@ def read_scans(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     if pages_per_task < 1:
         raise ValueError("pages_per_task must be at least 1")
     workers = workers or default_workers()
-    options = {"cache_layout": "files", **parser_options, "errors": "record"}
+    options = {"cache_layout": "files", **parser_options}
     parser = OvisParser(**options)  # bad options fail here, on the driver, not in every worker
     if parser.settings.cache_dir is None or parser.settings.model is None:
         options["model"] = parser.check()  # no server, or a wrong model: fail now, once

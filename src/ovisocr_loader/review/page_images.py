@@ -8,20 +8,15 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-from PIL import Image
-
 from ..config import RenderSettings
 from ..document import ParsedDocument
 from ..sources import PageSource, load_input, open_source
+from ..sources.orientation import turn_clockwise
 
 log = logging.getLogger("ovisocr_loader")
 
 #: Longest side of a page image on the site, in pixels.
 DISPLAY_PIXELS = 1400
-
-_TURN = {90: Image.Transpose.ROTATE_270, 180: Image.Transpose.ROTATE_180,
-         270: Image.Transpose.ROTATE_90}
-
 
 def page_images(doc: ParsedDocument, render: RenderSettings, password: str | None
                 ) -> Iterator[tuple[int, bytes | None]]:
@@ -56,8 +51,7 @@ def _image(source: PageSource | None, number: int, rotation: int, doc: ParsedDoc
     except Exception as exc:
         log.warning("%s page %d: no image for the review site (%s)", doc.source, number, exc)
         return None
-    if rotation in _TURN:
-        image = image.transpose(_TURN[rotation])
+    image = turn_clockwise(image, rotation)
     image.thumbnail((DISPLAY_PIXELS, DISPLAY_PIXELS))
     out = io.BytesIO()
     image.convert("L" if image.mode == "L" else "RGB").save(out, format="JPEG", quality=80)

@@ -44,10 +44,12 @@ class EncodedPage:
         return (self.height, self.width) if turned else (self.width, self.height)
 
 
-def encode_page(page: RenderedPage, *, compress_level: int = 1) -> EncodedPage:
-    """Check for ink and encode as PNG (the image is already L or RGB, see page_mode)."""
+def encode_page(page: RenderedPage, *, compress_level: int = 1, blank: bool | None = None
+                ) -> EncodedPage:
+    """Check for ink (unless ``blank`` is already known) and encode as PNG (the image
+    is already L or RGB, see page_mode)."""
     image = page.image
-    blank = has_no_ink(image)
+    blank = has_no_ink(image) if blank is None else blank
     png = encode_png(image, compress_level)
     return EncodedPage(page.page_number, png, image.width, image.height,
                        image.mode, page.dpi, blank, page.page_size_pt, page.rotation)

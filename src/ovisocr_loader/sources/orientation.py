@@ -19,7 +19,6 @@ from PIL import Image
 
 from ..extras import require
 from .base import RenderedPage
-from .encode import has_no_ink
 
 #: The classifier's answers, in the order of its outputs: how far the content is
 #: turned clockwise.
@@ -62,19 +61,22 @@ def content_turn(image: Image.Image) -> tuple[int, float]:
 
 
 def turn_upright(page: RenderedPage) -> RenderedPage:
-    """The page turned so that its content is upright; ``rotation`` records the turn
-    applied (clockwise degrees, 0 when the page is left as it is)."""
-    if has_no_ink(page.image):
-        return page
+    """The page (one with ink: blank pages are never classified) turned so that its
+    content is upright; ``rotation`` records the turn applied (clockwise degrees, 0
+    when the page is left as it is)."""
     turned, confidence = content_turn(page.image)
     if turned == 0 or confidence < MIN_CONFIDENCE:
         return page
     correction = (360 - turned) % 360
-    # PIL turns counter-clockwise; transpose is exact (no resampling) and keeps the mode
-    image = page.image.transpose(_TRANSPOSE[correction])
-    return dataclasses.replace(page, image=image, rotation=correction)
+    return dataclasses.replace(page, image=turn_clockwise(page.image, correction),
+                               rotation=correction)
 
 
-#: Clockwise turns as lossless transposes.
+def turn_clockwise(image: Image.Image, degrees: int) -> Image.Image:
+    """``image`` turned ``degrees`` (0, 90, 180, 270) clockwise: a transpose, exact (no
+    resampling) and mode-preserving; PIL's own angles run counter-clockwise."""
+    return image.transpose(_TRANSPOSE[degrees]) if degrees in _TRANSPOSE else image
+
+
 _TRANSPOSE = {90: Image.Transpose.ROTATE_270, 180: Image.Transpose.ROTATE_180,
               270: Image.Transpose.ROTATE_90}
