@@ -33,6 +33,7 @@ def test_engine_ray_writes_parquet_and_counts_what_reached_the_disk(
     assert (f"3/6 files, {folder.page_count} pages" in summary
             and f"3 files failed; {len(rows)} rows in {out}" in summary)
     assert "holds other files" in summary
+    assert f"{folder.root / 'truncated.pdf'}: CorruptFileError" in summary
     lines = [json.loads(line) for f in json_out.glob("*.json")
              for line in f.read_text().splitlines() if line]
     assert {r["page_number"] for r in lines} == {1}     # --pages 1: broken files per page too

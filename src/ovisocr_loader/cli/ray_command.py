@@ -82,7 +82,9 @@ def _summary(folder: Path, fmt: str, elapsed: float, say: Any) -> int:
         columns=["source", "page_number", "error"])
     rows = table.to_pylist()
     sources = {r["source"] for r in rows}
-    failed_files = {r["source"] for r in rows if r["page_number"] is None}
+    failed_files = {r["source"]: r["error"] for r in rows if r["page_number"] is None}
+    for source, error in sorted(failed_files.items()):   # named, as the local engine does
+        say(f"{source}: {error}")
     page_errors = sum(1 for r in rows if r["error"] and r["page_number"] is not None)
     pages = sum(1 for r in rows if r["page_number"] is not None)
     rate = pages / elapsed * 60 if elapsed > 0 else 0.0
