@@ -1,0 +1,276 @@
+"""Retrieval over scanned report pages: the package's chunks against common splitters.
+
+Method (docs/benchmarks.md, "Retrieval"):
+1. Every TAT-QA context becomes one scanned page (a one-page PDF) whose OCR answer is
+   the page Markdown of ``retrieval_set.page_markdown``; the simulator serves it, and
+   the pages are read as users read them: ``SimpleDirectoryReader`` with ``OvisReader``
+   (LlamaIndex Documents, one per page) and ``OvisLoader`` (LangChain).
+2. Each chunker gets those same Documents and a budget in MiniLM word pieces.
+3. Chunks are embedded as each framework embeds them (LlamaIndex: text plus the
+   metadata not excluded from embedding; LangChain: ``page_content``) with
+   all-MiniLM-L6-v2 and ranked by cosine, and separately by BM25 (bm25s, English stop
+   words) over the whole corpus.
+4. A question is a hit at k when the top k chunks, counting only chunks of its own
+   page, hold every target (``retrieval_set.targets``). MRR is 1/the first such k (0
+   past 20).
+
+    python benchmarks/bench_retrieval.py [--budgets 256 512] [--limit N] [--data FILE]
+        [--chunkers NAME ...] [--chart docs/retrieval_hit5.png] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from embedding import count_tokens, embed
+from retrieval_chunkers import (
+    CHUNKERS,
+    OURS,
+    Inputs,
+    RetrievalChunk,
+    docling_available,
+)
+from retrieval_set import DEFAULT_DATA, Page, covers, load_pages
+
+KS = (1, 3, 5)
+DEPTH = 20
+SOURCES = ("table", "text", "table-text")
+
+
+@dataclass
+class Score:
+    """Hits at 1/3/5 and reciprocal ranks per answer source."""
+
+    hits: dict[str, dict[int, int]] = field(default_factory=dict)
+    reciprocal: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, source: str, first: int | None) -> None:
+        for key in (source, "all"):
+            self.counts[key] = self.counts.get(key, 0) + 1
+            hits = self.hits.setdefault(key, dict.fromkeys(KS, 0))
+            for k in KS:
+                hits[k] += first is not None and first <= k
+            self.reciprocal[key] = self.reciprocal.get(key, 0.0) + (1 / first if first else 0)
+
+    def hit(self, k: int, source: str = "all") -> float:
+        return self.hits.get(source, {}).get(k, 0) / max(1, self.counts.get(source, 0))
+
+    def mrr(self, source: str = "all") -> float:
+        return self.reciprocal.get(source, 0.0) / max(1, self.counts.get(source, 0))
+
+
+def read_inputs(pages: list[Page], folder: Path) -> Inputs:
+    """Serve each page's Markdown from the simulator and read the PDFs as users do."""
+    from llama_index.core import SimpleDirectoryReader
+
+    from ovisocr_loader.langchain import OvisLoader
+    from ovisocr_loader.llama_index import OvisReader
+    from ovisocr_loader.testing import LatencyModel, Simulator, marked_pdf
+
+    sim = Simulator(latency=LatencyModel(speed=500)).start()
+    for page in pages:
+        pdf, (page_id,) = marked_pdf(1)
+        (folder / page.file_name).write_bytes(pdf)
+        sim.register(page_id, page.markdown)
+    options: dict[str, Any] = {"base_url": sim.base_url, "cache_dir": str(folder / "cache")}
+    reader = OvisReader(**options)
+    llama_docs = asyncio.run(SimpleDirectoryReader(
+        str(folder), required_exts=[".pdf"], file_extractor={".pdf": reader}).aload_data())
+    langchain_pages = list(OvisLoader(str(folder), **options).lazy_load())
+
+    def langchain_chunks(budget: int, count: Any) -> list[Any]:
+        loader = OvisLoader(str(folder), mode="elements", chunk_size=budget,
+                            length_function=count, **options)
+        return list(loader.lazy_load())
+
+    return Inputs(llama_docs, langchain_pages, langchain_chunks)
+
+
+class Index:
+    """Dense and BM25 rankings over one chunker's chunks."""
+
+    def __init__(self, chunks: list[RetrievalChunk], vectors: dict[str, Any]) -> None:
+        import bm25s
+
+        self.chunks = chunks
+        self.matrix = np.stack([vectors[c.embed] for c in chunks])
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(bm25s.tokenize([c.embed for c in chunks], stopwords="en",
+                                       show_progress=False), show_progress=False)
+
+    def dense(self, query_vectors: Any) -> Any:
+        scores = query_vectors @ self.matrix.T
+        return np.argsort(-scores, axis=1)[:, :DEPTH]
+
+    def lexical(self, queries: list[str]) -> Any:
+        import bm25s
+
+        tokens = bm25s.tokenize(queries, stopwords="en", show_progress=False)
+        depth = min(DEPTH, len(self.chunks))
+        ranked, _ = self.bm25.retrieve(tokens, k=depth, show_progress=False)
+        return ranked
+
+
+def first_hit(ranking: Sequence[int], chunks: list[RetrievalChunk], page: str,
+              wanted: list[str]) -> int | None:
+    """The smallest k whose top-k chunks of ``page`` hold every target."""
+    held: list[str] = []
+    for rank, position in enumerate(ranking, 1):
+        chunk = chunks[int(position)]
+        if chunk.page != page:
+            continue
+        held.append(chunk.content)
+        if covers("\n".join(held), wanted):
+            return rank
+    return None
+
+
+def score(index: Index, rankings: Any, questions: list[tuple[Page, Any]]) -> Score:
+    result = Score()
+    for ranking, (page, question) in zip(rankings, questions, strict=True):
+        result.add(question.source, first_hit(ranking, index.chunks, page.file_name,
+                                              question.targets))
+    return result
+
+
+def vectors_for(texts: list[str], cache: dict[str, Any]) -> dict[str, Any]:
+    missing = sorted({t for t in texts if t not in cache})
+    if missing:
+        for text, vector in zip(missing, embed(missing), strict=True):
+            cache[text] = vector
+    return cache
+
+
+def run(pages: list[Page], budgets: list[int], names: list[str]) -> dict[str, Any]:
+    questions = [(page, q) for page in pages for q in page.questions]
+    query_vectors = embed([q.text for _, q in questions])
+    vectors: dict[str, Any] = {}
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        inputs = read_inputs(pages, Path(folder))
+        print(f"read {len(pages)} pages in {time.perf_counter() - started:.1f} s",
+              file=sys.stderr)
+        for budget in budgets:
+            for name in names:
+                chunks = CHUNKERS[name](inputs, budget, count_tokens)
+                index = Index(chunks, vectors_for([c.embed for c in chunks], vectors))
+                dense = score(index, index.dense(query_vectors), questions)
+                lexical = score(index, index.lexical([q.text for _, q in questions]),
+                                questions)
+                results[f"{name}@{budget}"] = {
+                    "chunker": name, "budget": budget, "chunks": len(chunks),
+                    "dense": dense, "bm25": lexical}
+                print(f"{name} @ {budget}: {len(chunks)} chunks, dense hit@5 "
+                      f"{dense.hit(5):.3f}, bm25 hit@5 {lexical.hit(5):.3f}", file=sys.stderr)
+    return results
+
+
+def report(results: dict[str, Any], questions: int) -> str:
+    """A Markdown table per budget: dense hit@1/3/5, MRR, hit@5 by source, BM25."""
+    lines = [f"{questions} questions"]
+    for budget in sorted({r["budget"] for r in results.values()}):
+        lines += ["", f"Budget {budget} MiniLM word pieces:", "",
+                  "| chunker | chunks | dense hit@1 | hit@3 | hit@5 | MRR | table | text "
+                  "| table-text | BM25 hit@1 | BM25 hit@5 | BM25 MRR |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+                  "| ---: | ---: |"]
+        for result in (r for r in results.values() if r["budget"] == budget):
+            dense, bm25 = result["dense"], result["bm25"]
+            cells = [dense.hit(1), dense.hit(3), dense.hit(5), dense.mrr(),
+                     *(dense.hit(5, s) for s in SOURCES), bm25.hit(1), bm25.hit(5),
+                     bm25.mrr()]
+            lines.append(f"| {result['chunker']} | {result['chunks']} | "
+                         + " | ".join(f"{c:.3f}" for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def margins(results: dict[str, Any]) -> str:
+    """How far the best of ours is ahead of the best other chunker, per budget."""
+    lines = []
+    for budget in sorted({r["budget"] for r in results.values()}):
+        at = [r for r in results.values() if r["budget"] == budget]
+        ours = [r for r in at if r["chunker"] in OURS]
+        others = [r for r in at if r["chunker"] not in OURS]
+        if not ours or not others:
+            continue
+        for label, measure in (("dense hit@5", lambda r: r["dense"].hit(5)),
+                               ("table", lambda r: r["dense"].hit(5, "table")),
+                               ("text", lambda r: r["dense"].hit(5, "text")),
+                               ("BM25 hit@5", lambda r: r["bm25"].hit(5))):
+            worst_ours = min(measure(r) for r in ours)
+            best_other = max(measure(r) for r in others)
+            lines.append(f"budget {budget} {label}: ours (worse of two) {worst_ours:.3f}, "
+                         f"best other {best_other:.3f}, margin {worst_ours - best_other:+.3f}")
+    return "\n".join(lines)
+
+
+def chart(results: dict[str, Any], path: Path) -> None:
+    """Grouped bars: dense and BM25 hit@5 per chunker, one group per budget."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    budgets = sorted({r["budget"] for r in results.values()})
+    names = list(dict.fromkeys(r["chunker"] for r in results.values()))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
+    width = 0.8 / len(names)
+    for axis, measure in zip(axes, ("dense", "bm25"), strict=True):
+        for offset, name in enumerate(names):
+            values = [results[f"{name}@{b}"][measure].hit(5) if f"{name}@{b}" in results
+                      else 0 for b in budgets]
+            positions = [i + offset * width for i in range(len(budgets))]
+            axis.bar(positions, values, width, label=name,
+                     edgecolor="black" if name in OURS else None)
+        axis.set_xticks([i + width * (len(names) - 1) / 2 for i in range(len(budgets))])
+        axis.set_xticklabels([f"{b} word pieces" for b in budgets])
+        axis.set_title("MiniLM dense hit@5" if measure == "dense" else "BM25 hit@5")
+        axis.set_ylim(0, 1)
+        axis.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.suptitle("TAT-QA test pages as OCR Markdown: answer in the top 5 chunks")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--limit", type=int, default=None, help="first N contexts only")
+    ap.add_argument("--budgets", type=int, nargs="+", default=[256, 512])
+    ap.add_argument("--chunkers", nargs="+", choices=list(CHUNKERS), default=list(CHUNKERS))
+    ap.add_argument("--chart", type=Path, default=None, help="write a PNG of hit@5")
+    args = ap.parse_args(argv)
+    if not args.data.is_file():
+        print(f"no retrieval data at {args.data}: skipped (give --data)")
+        return 0
+    names = [n for n in args.chunkers if n != "docling HybridChunker" or docling_available()]
+    if len(names) < len(args.chunkers):
+        print("docling is not installed: its HybridChunker is left out", file=sys.stderr)
+    pages = load_pages(args.data, args.limit)
+    results = run(pages, args.budgets, names)
+    print(report(results, sum(len(p.questions) for p in pages)))
+    print()
+    print(margins(results))
+    if args.chart is not None:
+        chart(results, args.chart)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
