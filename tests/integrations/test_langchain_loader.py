@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,12 @@ def test_page_mode_follows_pypdfloader_metadata(ovis_simulator: Simulator, scans
     assert report[0].metadata["ocr_model"] == ovis_simulator.model
     assert [d.page_content for d in of(docs, scans.fax)] == FAX
     assert [d.page_content for d in of(docs, scans.memo)] == [MEMO]
-    assert report[0].id is not None and report[0].id.endswith("_p1")
+    # ids are UUIDs (every vector store takes them as point ids) derived from the content,
+    # so loading the same scans again gives the same ids and stores dedupe
+    ids = [str(d.id) for d in report]
+    assert len(set(ids)) == 4 and all(uuid.UUID(i).version == 5 for i in ids)
+    again = of(OvisLoader(scans.report, base_url=ovis_simulator.base_url).load(), scans.report)
+    assert [d.id for d in again] == ids
 
 
 def test_single_mode_joins_pages_with_the_delimiter(ovis_simulator: Simulator, scans: Scans):
@@ -71,7 +77,7 @@ def test_elements_mode_uses_unstructured_categories(ovis_simulator: Simulator, s
         (0, "Title"), (0, "NarrativeText"), (0, "Title"), (1, "NarrativeText"), (1, "Table"),
         (1, "Image"), (1, "FigureCaption"), (2, "Title"), (2, "NarrativeText")]
     table = next(d for d in content if d.metadata["category"] == "Table")
-    assert table.page_content == "Vessel: Aurora; Tonnage: 1200\nVessel: Borealis; Tonnage: 950"
+    assert table.page_content == "Vessel | Tonnage\nAurora: 1200 (Tonnage)\nBorealis: 950 (Tonnage)"
     assert table.metadata["text_as_html"].startswith("<table><tr><th>Vessel")
     assert table.metadata["heading_path"] == "Harbour report > Fleet"
     image = next(d for d in content if d.metadata["category"] == "Image")
@@ -85,13 +91,14 @@ def test_elements_mode_with_chunks(ovis_simulator: Simulator, scans: Scans):
                       base_url=ovis_simulator.base_url).load()
     blank, *rest = docs
     assert blank.metadata["blank"] and blank.metadata["page"] == 3
-    assert [d.metadata["category"] for d in rest] == ["CompositeElement"] * 2 + [
+    assert [d.metadata["category"] for d in rest] == ["CompositeElement"] * 3 + [
         "Image", "CompositeElement"]
     chunks = [d for d in rest if d.metadata["category"] == "CompositeElement"]
-    assert [d.metadata["page_numbers"] for d in chunks] == ["1", "1,2", "3"]
-    assert "Vessel: Borealis; Tonnage: 950" in chunks[1].page_content
+    assert [d.metadata["page_numbers"] for d in chunks] == ["1", "1,2", "2", "3"]
+    assert "Borealis: 950 (Tonnage)" in chunks[1].page_content
     assert chunks[1].metadata["text_as_html"].startswith("<table>")
-    figure = rest[2]   # the figure of chunk 2, citable on its own
+    assert "Figure 1: Map of the basin." in chunks[2].page_content   # a table closes its chunk
+    figure = rest[3]   # the figure of chunk 3, citable on its own
     assert figure.page_content == "Figure 1: Map of the basin."
     assert figure.metadata["page_number"] == 2 and figure.metadata["page"] == 1
     assert figure.metadata["bbox"] == "100,600,500,900"

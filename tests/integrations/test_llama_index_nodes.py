@@ -44,7 +44,7 @@ def test_chunks_keep_pages_headings_and_table_html(ovis_simulator: Simulator, sc
     nodes = OvisNodeParser().get_nodes_from_documents(pages)
     assert all(isinstance(n, TextNode) for n in nodes)
     table = next(n for n in nodes if "Aurora" in n.text)
-    assert "Vessel: Aurora; Tonnage: 1200" in table.text and "<table" not in table.text
+    assert "Aurora: 1200 (Tonnage)" in table.text and "<table" not in table.text
     assert table.metadata["table_html"].startswith("<table>")
     assert table.metadata["page_label"] == "2" and table.metadata["page_number"] == 2
     assert table.metadata["header_path"] == "/Harbour report/Fleet/"   # carried over page 1
@@ -53,20 +53,22 @@ def test_chunks_keep_pages_headings_and_table_html(ovis_simulator: Simulator, sc
     assert "table_html" not in embedded and "<td>" not in embedded
     assert "header_path: /Harbour report/Fleet/" in embedded
     # one page per chunk, the source is that page's Document, prev/next link the file in order
-    assert [n.metadata["page_label"] for n in nodes] == ["1", "1", "2", "3"]
+    assert [n.metadata["page_label"] for n in nodes] == ["1", "1", "2", "2", "3"]
     assert [n.ref_doc_id for n in nodes] == [pages[0].id_, pages[0].id_, pages[1].id_,
-                                             pages[2].id_]
+                                             pages[1].id_, pages[2].id_]
     for before, after in itertools.pairwise(nodes):
         assert before.relationships[NodeRelationship.NEXT].node_id == after.node_id
         assert after.relationships[NodeRelationship.PREVIOUS].node_id == before.node_id
-    assert "Figure 1: Map of the basin." in table.text     # the caption stays with its page
+    # a table closes its chunk: the figure after it and its caption start the next one
+    after = nodes[nodes.index(table) + 1]
+    assert "Figure 1: Map of the basin." in after.text and after.metadata["page_label"] == "2"
 
 
 def test_document_split_chunks_may_span_pages(ovis_simulator: Simulator, scans: Scans):
     (doc,) = report_pages(ovis_simulator, scans, split="document")
     nodes = OvisNodeParser(chunk_size=4000).get_nodes_from_documents([doc])
-    assert len(nodes) == 3          # a heading starts a chunk; pages do not
-    assert [n.metadata["page_numbers"] for n in nodes] == ["1", "1,2", "3"]
+    assert len(nodes) == 4          # a heading or the end of a table ends a chunk; pages do not
+    assert [n.metadata["page_numbers"] for n in nodes] == ["1", "1,2", "2", "3"]
     assert nodes[1].metadata["page_label"] == "1"
     assert all(n.ref_doc_id == doc.id_ for n in nodes)
 
@@ -126,6 +128,6 @@ def test_directory_to_vector_index_retrieves_the_table_page(ovis_simulator: Simu
     index = VectorStoreIndex(nodes, embed_model=MiniLMEmbedding())
     (best, *_) = index.as_retriever(similarity_top_k=2).retrieve(
         "What is the tonnage of the vessel Borealis?")
-    assert "Borealis; Tonnage: 950" in best.node.get_content()
+    assert "Borealis: 950 (Tonnage)" in best.node.get_content()
     assert best.node.metadata["file_name"] == "report.pdf"
     assert best.node.metadata["page_label"] == "2"

@@ -47,7 +47,7 @@ def test_table_and_formula_within_the_budget_are_never_split():
     doc = _doc(f"Intro paragraph.\n\n{table}\n\n{formula}")
     chunks = chunk_document(doc, max_tokens=60)
     holding = [c for c in chunks if any(e.kind == "table" for e in c.elements)]
-    assert len(holding) == 1 and "Item: item 5; Value: 5.0" in holding[0].text
+    assert len(holding) == 1 and "item 5: 5.0 (Value)" in holding[0].text
     formula_chunks = [c for c in chunks if any(e.kind == "formula" for e in c.elements)]
     assert len(formula_chunks) == 1 and "x_0 " in formula_chunks[0].text
     assert "x_29" in formula_chunks[0].text
@@ -70,10 +70,11 @@ def test_oversized_table_is_split_by_rows_with_the_header_repeated():
     assert len(chunks) > 2
     for chunk in chunks:
         lines = chunk.text.splitlines()
-        assert all(line.startswith("Analyte: analyte ") for line in lines)
+        assert lines[0] == "Analyte | Value"
+        assert all(line.startswith("analyte ") for line in lines[1:])
         assert approx_tokens(chunk.text) <= 100
-    every = [line for c in chunks for line in c.text.splitlines()]
-    assert every == [f"Analyte: analyte {i}; Value: {i}" for i in range(80)]
+    every = [line for c in chunks for line in c.text.splitlines()[1:]]
+    assert every == [f"analyte {i} | {i}" for i in range(80)]
 
 
 def test_chunk_text_with_separators_stays_within_the_budget():
@@ -123,6 +124,6 @@ def test_split_table_repeats_the_composed_two_row_header():
              f"<tr><th>Soxtec</th><th>PLE</th></tr></thead>{rows}</table>")
     chunks = chunk_document(_doc(table), max_tokens=80)
     assert len(chunks) > 2
-    lines = [line for c in chunks for line in c.text.splitlines()]
-    assert lines == [f"Compound: c{i}; Recovery / Soxtec: {i}.1; Recovery / PLE: {i}.2"
-                     for i in range(40)]
+    assert all(c.text.splitlines()[0] == "Compound | Recovery Soxtec | PLE" for c in chunks)
+    lines = [line for c in chunks for line in c.text.splitlines()[1:]]
+    assert lines == [f"c{i} | {i}.1 | {i}.2" for i in range(40)]

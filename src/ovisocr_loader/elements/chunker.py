@@ -4,9 +4,12 @@ Consecutive elements are packed up to a token budget, counted on the chunk text
 as emitted (separators included). A heading starts a new chunk (consecutive
 headings share one) and never ends up without the start of the text it heads.
 Tables and formulas stay whole unless larger than the budget: then a table is
-split by rows with its composed header in every part, a formula by lines and
-prose by sentences. Page furniture is left out of chunk text (it stays flagged
-on the elements).
+split by rows with its header lines in every part, a formula by lines and prose
+by sentences. A table reads in its labelled form when it fits whole, else in its
+compact form (:mod:`.table_text`); every part of a table that does not share a
+chunk with the sentence or caption introducing it starts with that context, and
+a table closes its chunk, so what follows it is not embedded with its rows. Page
+furniture is left out of chunk text (it stays flagged on the elements).
 """
 
 from __future__ import annotations
@@ -19,11 +22,16 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from .model import Element, TableData
+from .table_text import header_lines, row_lines, table_text
 
 if TYPE_CHECKING:  # the document model imports elements; keep the import one way at runtime
     from ..document import ParsedDocument
 
 TokenCounter = Callable[[str], int]
+
+#: Fits all-MiniLM-L6-v2's 256 word pieces for prose (tables of numbers can run over: pass
+#: the embedding model's tokenizer for exact budgets) and leaves room in 512-token models.
+DEFAULT_CHUNK_TOKENS = 256
 
 
 def approx_tokens(text: str) -> int:
@@ -53,6 +61,18 @@ def element_text(element: Element) -> str:
     return element.text
 
 
+def table_context(previous: Element | None) -> str:
+    """What introduces a table: the caption or heading right before it, or the
+    paragraph right before it (its last sentence when the paragraph is long)."""
+    if previous is None or previous.kind not in ("caption", "heading", "paragraph"):
+        return ""
+    text = previous.text.strip()
+    if previous.kind != "paragraph" or len(text.split()) <= _CONTEXT_WORDS:
+        return text
+    last = _SENTENCE_START.split(text)[-1]
+    return last if len(last.split()) <= _CONTEXT_WORDS else ""
+
+
 HeadingPath = list[tuple[int, str]]
 
 
@@ -64,7 +84,7 @@ def enter_heading(path: HeadingPath, heading: Element) -> None:
     path.append((level, heading.text))
 
 
-def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
+def chunk_document(doc: ParsedDocument, max_tokens: int = DEFAULT_CHUNK_TOKENS, *,
                    count_tokens: TokenCounter = approx_tokens,
                    include_furniture: bool = False,
                    page_breaks: bool = False) -> list[Chunk]:
@@ -92,6 +112,9 @@ def chunk_document(doc: ParsedDocument, max_tokens: int = 512, *,
 
 
 SEPARATOR = "\n\n"
+_CONTEXT_WORDS = 60
+#: a sentence ends at . ! ? before a capital or a digit ("U.S. dollars" stays whole)
+_SENTENCE_START = re.compile(r"(?<=[.!?])\s+(?=[\"“‘(\[]?[A-Z0-9])|(?<=[。！？])")
 _LINES = re.compile(r"\n+")
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
 _WORDS = re.compile(r"\s+")
@@ -106,14 +129,39 @@ class _Packer:
         self.path: HeadingPath = []
         self.parts: list[tuple[Element, str, list[str]]] = []
         self.chunks: list[Chunk] = []
+        self.previous: Element | None = None
+        self.closing = False
 
     def add(self, element: Element) -> None:
+        joins_table = self.closing and element.kind == "caption"
+        if self.closing and not joins_table:
+            self.flush()  # a table closes its chunk (a caption under it still joins)
+        self.closing = joins_table
         if element.kind == "heading":
             if any(e.kind != "heading" for e, _, _ in self.parts):
                 self.flush()  # consecutive headings stay together with the text they head
             enter_heading(self.path, element)
-        for piece in _pieces(element, self.max_tokens, self.count):
+        if element.kind == "table" and element.table is not None:
+            self._add_table(element, element.table)
+        else:
+            for piece in _pieces(element, self.max_tokens, self.count):
+                self.place(element, piece)
+        self.previous = element
+
+    def _add_table(self, element: Element, table: TableData) -> None:
+        """Place a table's parts, each with the table's context unless it shares a
+        chunk with the element that gives it; then close the chunk."""
+        source = self.previous
+        context = table_context(source)
+        budget = self.max_tokens - self.count(context + "\n") if context else self.max_tokens
+        if budget < self.max_tokens // 2:  # a context too long to repeat: leave it out
+            context, budget = "", self.max_tokens
+        for piece in table_pieces(table, budget, self.count):
+            beside = any(e is source for e, _, _ in self.parts)
+            if context and not (beside and self.fits(self.texts(), piece)):
+                piece = f"{context}\n{piece}"
             self.place(element, piece)
+        self.closing = True
 
     def fits(self, parts: list[str], piece: str) -> bool:
         texts = [t for t in [*parts, piece] if t.strip()]
@@ -213,9 +261,17 @@ def _pieces(element: Element, max_tokens: int, count: TokenCounter) -> list[str]
     text = element_text(element)
     if count(text) <= max_tokens:
         return [text]
-    if element.kind == "table" and element.table is not None:
-        return split_table(element.table, max_tokens, count)
     return _pieces_of_text(element, text, max_tokens, count)
+
+
+def table_pieces(table: TableData, max_tokens: int, count: TokenCounter) -> list[str]:
+    """A table whole in its labelled form if that fits the budget, else whole in its
+    compact form, else split by rows (compact, header lines in every part)."""
+    for compact in (False, True):
+        text = table_text(table.rows, table.header_rows, compact=compact)
+        if count(text) <= max_tokens:
+            return [text] if text else []
+    return split_table(table, max_tokens, count)
 
 
 def _pieces_of_text(element: Element, text: str, budget: int, count: TokenCounter
@@ -228,13 +284,14 @@ def _pieces_of_text(element: Element, text: str, budget: int, count: TokenCounte
 
 
 def split_table(table: TableData, max_tokens: int, count: TokenCounter) -> list[str]:
-    """Split an oversized table by rows, the composed header in every part."""
-    header = table.rows[: table.header_rows]
-    lines = [TableData(rows=[*header, row], header_rows=table.header_rows, html="").to_text()
-             for row in table.rows[table.header_rows:]]
-    if not lines:
-        return [table.to_text()]
-    return _pack_units(lines, max_tokens, count, "\n")
+    """Split an oversized table by rows (compact form), its header lines at the top of
+    every part; a header too large to repeat is kept once, at the start."""
+    head = header_lines(table.rows, table.header_rows)
+    rows = row_lines(table.rows, table.header_rows, compact=True)
+    room = max_tokens - count("\n".join(head)) - 1 if head else max_tokens
+    if room < max_tokens // 2:
+        return _pack_units([*head, *rows], max_tokens, count, "\n")
+    return ["\n".join([*head, part]) for part in _pack_units(rows, room, count, "\n")]
 
 
 def _pack_units(units: list[str], budget: int, count: TokenCounter, joiner: str) -> list[str]:

@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .table_text import table_text
+
 ElementKind = Literal["heading", "paragraph", "list", "table", "formula", "figure", "caption",
                       "page_furniture", "code"]
 
@@ -61,22 +63,9 @@ class TableData(BaseModel):
                           *(line(r) for r in body)])
 
     def to_text(self) -> str:
-        """Plain text for embeddings: one line per row, ``header: value`` pairs when known."""
-        if not self.rows:
-            return ""
-        header = self.column_headers() if self.header_rows else None
-        body = self.rows[self.header_rows:]
-        if header is not None and not body:
-            return "; ".join(c for c in header if c)
-        lines = []
-        for row in body:
-            if header is not None:
-                pairs = [f"{h}: {c}" if h and c and h != c else c
-                         for h, c in zip(header, row, strict=False)]
-                lines.append("; ".join(p for p in pairs if p))
-            else:
-                lines.append("; ".join(c for c in row if c))
-        return "\n".join(line for line in lines if line)
+        """Plain text for embeddings and keyword search: header lines, then one line per
+        row tying each value to its row label and column (see :mod:`.table_text`)."""
+        return table_text(self.rows, self.header_rows)
 
 
 class Element(BaseModel):

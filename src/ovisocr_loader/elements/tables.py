@@ -21,12 +21,14 @@ from bs4 import BeautifulSoup, Tag
 
 from .figures import IMAGE_REF, read_image_ref
 from .model import TableData
+from .table_text import is_units
 
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _MAX_SPAN = 1000
 _NUMBER = re.compile(
-    r"^[\s(\[]*[-+−–~≈<>≤≥±]?\s*[$€£¥]?\s*\d[\d\s,.'’]*\s*(?:%|‰|[kKmMbB]n?)?[\s)\]*]*$")
+    r"^[\s(\[]*[-+−–~≈<>≤≥±]?\s*[$€£¥]?\s*\(?\s*[-+−–]?\d[\d\s,.'’]*\s*(?:%|‰|[kKmMbB]n?)?[\s)\]*]*$")
 _YEAR = re.compile(r"^\s*(?:1[89]|20)\d\d\s*[A-Za-z]?\s*$")
+_PLACEHOLDER = re.compile(r"^\s*(?:[-–—]+|n/?a|nm|none|nil)\s*$", re.IGNORECASE)
 _DELIMITER_CELL = re.compile(r"^\s*:?-{1,}:?\s*$")
 
 
@@ -117,7 +119,29 @@ def infer_header_rows(rows: list[list[str]], colspans: list[bool] | None = None,
     count = 1
     while count < depth and _header_like(rows[count]):
         count += 1
+    while count < len(rows) - 1 and (_sub_header(rows[count]) or _column_titles(
+            rows[count], rows[count + 1:])):
+        count += 1
     return count
+
+
+def _sub_header(row: list[str]) -> bool:
+    """A row under a header that goes on labelling columns (years or dates under a
+    spanned label, a units row): an empty stub cell (or one stating units) over
+    labels, not values."""
+    labels = [c for c in row[1:] if c.strip()]
+    stub = row[0].strip()
+    return ((not stub or is_units(stub)) and bool(labels) and _header_like(row)
+            and not any(_PLACEHOLDER.match(c) for c in labels))
+
+
+def _column_titles(row: list[str], below: list[list[str]]) -> bool:
+    """A row naming every value column (its stub may name the row labels) over a body
+    of numbers: the lowest header row under a spanned label."""
+    values = row[1:]
+    return (bool(values) and all(c.strip() for c in values) and _header_like(row)
+            and not any(_PLACEHOLDER.match(c) for c in values)
+            and _numbers_under_text(row, below))
 
 
 def _header_like(row: list[str]) -> bool:

@@ -9,7 +9,8 @@ unstructured loaders do. The loader composes a blob parser, as PyPDFLoader does.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterator, Sequence
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Literal
 
 from langchain_core.document_loaders import BaseBlobParser, BaseLoader
@@ -18,6 +19,7 @@ from langchain_core.documents import Document
 
 from ..document import PageResult, ParsedDocument
 from ..elements import Element, chunk_document
+from ..elements.chunker import DEFAULT_CHUNK_TOKENS, approx_tokens
 from ..parser import OvisParser
 from ..pipeline import DocumentJob
 from ..sources import expand_paths
@@ -58,12 +60,15 @@ class OvisBlobParser(BaseBlobParser):
     """
 
     def __init__(self, *, mode: Mode = "page", pages_delimiter: str = "\n\f",
-                 chunk_size: int | None = None, **parser_options: Any) -> None:
+                 chunk_size: int | None = None,
+                 length_function: Callable[[str], int] = approx_tokens,
+                 **parser_options: Any) -> None:
         if mode not in ("page", "single", "elements"):
             raise ValueError('mode must be "page", "single" or "elements"')
         self.mode = mode
         self.pages_delimiter = pages_delimiter
         self.chunk_size = chunk_size
+        self.length_function = length_function
         self.parser = OvisParser(**parser_options)
 
     def lazy_parse(self, blob: Blob) -> Iterator[Document]:
@@ -78,14 +83,15 @@ class OvisBlobParser(BaseBlobParser):
         key = parsed.sha256 or parsed.source   # ids from content: re-ingestion dedupes
         if parsed.error is not None or self.mode == "single":
             text = self.pages_delimiter.join(p.markdown for p in parsed.pages)
-            return [Document(id=key, page_content=text,
+            return [Document(id=document_id(key), page_content=text,
                              metadata={**base, **document_flags(parsed)})]
         if self.mode == "page":
-            return [Document(id=f"{key}_p{page.page_number}", page_content=page.markdown,
+            return [Document(id=document_id(f"{key}_p{page.page_number}"),
+                             page_content=page.markdown,
                              metadata={**base, **_page_keys(page.page_number), **page_flags(page)})
                     for page in parsed.pages]
         # blank and failed pages have no elements: each stays on record as an empty Document
-        empty = [Document(id=f"{key}_p{page.page_number}", page_content="",
+        empty = [Document(id=document_id(f"{key}_p{page.page_number}"), page_content="",
                           metadata={**base, **_page_keys(page.page_number), **page_flags(page)})
                  for page in parsed.pages if not page.ok or page.blank]
         if self.chunk_size is not None:
@@ -109,7 +115,7 @@ class OvisBlobParser(BaseBlobParser):
                 meta.update(figure_metadata(element))
             if element.kind == "formula":
                 meta[keys.LATEX] = element.latex
-            docs.append(Document(id=f"{key}_p{element.page_number}_e{element.index}",
+            docs.append(Document(id=document_id(f"{key}_p{element.page_number}_e{element.index}"),
                                  page_content=text, metadata=meta))
         return docs
 
@@ -119,19 +125,20 @@ class OvisBlobParser(BaseBlobParser):
         page and boxes), so a figure can be cited and cropped from a chunk search."""
         pages = {page.page_number: page for page in parsed.pages}
         docs = []
-        for chunk in chunk_document(parsed, self.chunk_size or 512):
+        for chunk in chunk_document(parsed, self.chunk_size or DEFAULT_CHUNK_TOKENS,
+                                    count_tokens=self.length_function):
             meta = {**base, **_page_keys(chunk.pages[0]), keys.CATEGORY: "CompositeElement",
                     keys.PAGE_NUMBERS: ",".join(map(str, chunk.pages)),
                     keys.HEADING_PATH: HEADING_SEPARATOR.join(chunk.heading_path)}
             tables = [e.table.html for e in chunk.elements if e.table is not None]
             if tables:
                 meta[keys.TEXT_AS_HTML] = "\n".join(tables)
-            docs.append(Document(id=f"{key}_c{chunk.index}", page_content=chunk.text,
+            docs.append(Document(id=document_id(f"{key}_c{chunk.index}"), page_content=chunk.text,
                                  metadata=meta))
             for figure in (e for e in chunk.elements if e.kind == "figure"):
                 on_page = pages[figure.page_number].elements
                 docs.append(Document(
-                    id=f"{key}_c{chunk.index}_p{figure.page_number}_e{figure.index}",
+                    id=document_id(f"{key}_c{chunk.index}_p{figure.page_number}_e{figure.index}"),
                     page_content=figure_caption(on_page, figure),
                     metadata={**meta, **_page_keys(figure.page_number),
                               keys.CATEGORY: CATEGORIES["figure"],
@@ -164,6 +171,7 @@ class OvisLoader(BaseLoader):
 
     def __init__(self, file_path: PathInput | Sequence[PathInput], *, mode: Mode = "page",
                  pages_delimiter: str = "\n\f", chunk_size: int | None = None,
+                 length_function: Callable[[str], int] = approx_tokens,
                  password: str | None = None, **parser_options: Any) -> None:
         paths = [file_path] if isinstance(file_path, (str, os.PathLike)) else list(file_path)
         self.file_paths = expand_paths(paths)
@@ -171,7 +179,8 @@ class OvisLoader(BaseLoader):
             raise FileNotFoundError(f"no PDF or image files in {paths}")
         self.password = password
         self.blob_parser = OvisBlobParser(mode=mode, pages_delimiter=pages_delimiter,
-                                          chunk_size=chunk_size, **parser_options)
+                                          chunk_size=chunk_size,
+                                          length_function=length_function, **parser_options)
 
     def _jobs(self) -> list[DocumentJob]:
         return [DocumentJob(str(path), self.password) for path in self.file_paths]
@@ -185,6 +194,13 @@ class OvisLoader(BaseLoader):
         async for parsed in self.blob_parser.parser.aparse_many(self._jobs()):
             for doc in self.blob_parser.to_documents(parsed):
                 yield doc
+
+
+def document_id(key: str) -> str:
+    """A UUID derived from the content hash and position: stable across re-ingestion (so
+    stores dedupe) and accepted as a point id by every vector store (Qdrant takes only
+    UUIDs or integers)."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ovisocr:{key}"))
 
 
 def _blob_job(blob: Blob) -> DocumentJob:

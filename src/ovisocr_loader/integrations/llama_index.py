@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
@@ -25,12 +25,14 @@ from llama_index.core.schema import (
     BaseNode,
     Document,
     ImageNode,
+    MetadataMode,
     NodeRelationship,
     TextNode,
 )
 
 from ..document import ParsedDocument
 from ..elements import Chunk, Element, chunk_document
+from ..elements.chunker import DEFAULT_CHUNK_TOKENS, approx_tokens
 from ..elements.crops import crop_file_name, figure_number
 from ..parser import OvisParser
 from ..paths import user_path
@@ -51,6 +53,9 @@ from .common import (
 log = logging.getLogger("ovisocr_loader")
 
 Split = Literal["page", "document", "element"]
+#: SimpleDirectoryReader shows file_path to the embedding model; measured, it costs
+#: retrieval (docs/benchmarks.md), so node parsers hide it unless told otherwise.
+NOISY_FILE_KEYS = ("file_path",)
 #: Sequential sync calls with few pages in flight before the one-time advice.
 _SLOW_SYNC_CALLS = 3
 FileInput = str | os.PathLike[str] | bytes
@@ -248,14 +253,36 @@ class OvisNodeParser(NodeParser):
     through to the nodes.
     """
 
-    chunk_size: int = Field(default=512, ge=16, description="approximate tokens per chunk "
-                            "(4 characters a token); a table is split only when larger")
+    chunk_size: int = Field(default=DEFAULT_CHUNK_TOKENS, ge=16, description="tokens per "
+                            "chunk, Document metadata the embedding model reads included; "
+                            "a table is split only when larger")
+    tokenizer: Callable[[str], Sequence[Any]] | None = Field(
+        default=None, exclude=True, description="counts chunk_size in this tokenizer's "
+        "tokens (as SentenceSplitter's tokenizer); default about 4 characters a token")
+    excluded_embed_metadata_keys: list[str] = Field(
+        default_factory=lambda: list(NOISY_FILE_KEYS), description="Document metadata "
+        "keys also kept out of the nodes' embedding text (SimpleDirectoryReader's "
+        "file_path by default: a path is noise to an embedding model)")
     header_path_separator: str = "/"
     include_furniture: bool = False
 
     @classmethod
     def class_name(cls) -> str:
         return "OvisNodeParser"
+
+    def _text_budget(self, owner: BaseNode) -> int:
+        """chunk_size less the Document metadata the embedding model will read with each
+        chunk (as SentenceSplitter counts it), so text and metadata fit together; at
+        least half of chunk_size stays for the text."""
+        shown = owner.model_copy(update={"excluded_embed_metadata_keys": sorted(
+            set(owner.excluded_embed_metadata_keys) | set(keys.NOT_EMBEDDED)
+            | set(self.excluded_embed_metadata_keys))})
+        metadata = shown.get_metadata_str(MetadataMode.EMBED)
+        reserve = self._count(metadata + "\n\n") if metadata else 0
+        return max(self.chunk_size // 2, self.chunk_size - reserve)
+
+    def _count(self, text: str) -> int:
+        return approx_tokens(text) if self.tokenizer is None else len(self.tokenizer(text))
 
     def _parse_nodes(self, nodes: Sequence[BaseNode], show_progress: bool = False,
                      **kwargs: Any) -> list[BaseNode]:
@@ -283,9 +310,9 @@ class OvisNodeParser(NodeParser):
                               else None))
         pages = rebuild_pages(texts)
         page_elements = {page.page_number: page.elements for page in pages}
-        chunks = chunk_document(ParsedDocument(source="", pages=pages), self.chunk_size,
-                                include_furniture=self.include_furniture,
-                                page_breaks=per_page)
+        chunks = chunk_document(ParsedDocument(source="", pages=pages),
+                                self._text_budget(group[0]), count_tokens=self._count,
+                                include_furniture=self.include_furniture, page_breaks=per_page)
         built: list[BaseNode] = []
         for chunk in chunks:
             owner = owners[chunk.pages[0]] if chunk.pages else group[0]
@@ -324,8 +351,11 @@ class OvisNodeParser(NodeParser):
 
     def _node(self, cls: type[TextNode], text: str, meta: dict[str, Any], owner: BaseNode,
               index: int, **extra: Any) -> TextNode:
-        excluded = sorted(set(owner.excluded_embed_metadata_keys) | set(keys.HIDDEN))
-        excluded_llm = sorted(set(owner.excluded_llm_metadata_keys) | set(keys.HIDDEN))
+        empty = {key for key in (keys.HEADER_PATH,) if meta.get(key, "x").strip("/ ") == ""}
+        excluded = sorted(set(owner.excluded_embed_metadata_keys) | set(keys.NOT_EMBEDDED)
+                          | set(self.excluded_embed_metadata_keys) | empty)
+        excluded_llm = sorted(set(owner.excluded_llm_metadata_keys) | set(keys.NOT_FOR_LLM)
+                              | empty)
         node = cls(id_=self.id_func(index, owner), text=text,
                    metadata={**owner.metadata, **meta} if self.include_metadata else meta,
                    excluded_embed_metadata_keys=excluded,
@@ -338,10 +368,9 @@ class OvisNodeParser(NodeParser):
 
 
 def _document(text: str, doc_id: str, metadata: dict[str, Any]) -> Document:
-    hidden = [k for k in keys.HIDDEN if k in metadata]
     return Document(id_=doc_id, text=text, metadata=metadata,
-                    excluded_embed_metadata_keys=list(hidden),
-                    excluded_llm_metadata_keys=list(hidden))
+                    excluded_embed_metadata_keys=[k for k in keys.NOT_EMBEDDED if k in metadata],
+                    excluded_llm_metadata_keys=[k for k in keys.NOT_FOR_LLM if k in metadata])
 
 
 def _page_keys(page_number: int) -> dict[str, Any]:

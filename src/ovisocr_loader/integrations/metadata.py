@@ -17,8 +17,11 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class MetadataKey:
+    """A key, whether an embedding model sees it, whether an LLM sees it, what it means."""
+
     name: str
-    shown: bool
+    embed: bool
+    llm: bool
     meaning: str
 
 
@@ -53,34 +56,36 @@ IMAGE_PATH = "image_path"
 FIGURES_DIR = "figures_dir"
 
 KEYS: tuple[MetadataKey, ...] = (
-    MetadataKey(SOURCE, True, "the input file (LangChain)"),
-    MetadataKey(PAGE, True, "0-based page number (LangChain, as PyPDFLoader)"),
-    MetadataKey(PAGE_LABEL, True, "1-based page number as text, for citations"),
-    MetadataKey(PAGE_NUMBER, False, "1-based page number"),
-    MetadataKey(PAGE_NUMBERS, False, "every page a chunk covers, comma-separated"),
-    MetadataKey(TOTAL_PAGES, False, "pages in the input"),
-    MetadataKey(SOURCE_SHA256, False, "content hash of the input (stable ids, crop names)"),
-    MetadataKey(PAGE_GEOMETRY, False, "page image pixels and PDF points, and the turn "
+    MetadataKey(SOURCE, True, True, "the input file (LangChain)"),
+    MetadataKey(PAGE, True, True, "0-based page number (LangChain, as PyPDFLoader)"),
+    MetadataKey(PAGE_LABEL, False, True, "1-based page number as text, for citations"),
+    MetadataKey(PAGE_NUMBER, False, False, "1-based page number"),
+    MetadataKey(PAGE_NUMBERS, False, False, "every page a chunk covers, comma-separated"),
+    MetadataKey(TOTAL_PAGES, False, False, "pages in the input"),
+    MetadataKey(SOURCE_SHA256, False, False, "content hash of the input (stable ids, crop names)"),
+    MetadataKey(PAGE_GEOMETRY, False, False, "page image pixels and PDF points, and the turn "
                 "upright, 'w,h[,w_pt,h_pt][@r]'; ';' between pages: lets a node parser "
                 "rebuild figure boxes"),
-    MetadataKey(OCR_MODEL, False, "the served model that read the page"),
-    MetadataKey(BLANK, False, "the page held no content"),
-    MetadataKey(LOOP_TRIMMED, False, "a repetition loop was cut from the answer"),
-    MetadataKey(TRUNCATED, False, "the answer hit the token cap"),
-    MetadataKey(OCR_ERROR, False, "'Kind: message' for a page (or file) that failed"),
-    MetadataKey(CATEGORY, False, "element kind"),
-    MetadataKey(ELEMENT_INDEX, False, "position of the element on its page"),
-    MetadataKey(HEADER_PATH, True, "headings above the text, '/A/B/' (LlamaIndex)"),
-    MetadataKey(HEADING_PATH, True, "headings above the text, 'A > B' (LangChain)"),
-    MetadataKey(TABLE_HTML, False, "the table(s) as HTML (LlamaIndex)"),
-    MetadataKey(TEXT_AS_HTML, False, "the table(s) as HTML (LangChain, as unstructured)"),
-    MetadataKey(LATEX, False, "a formula's LaTeX"),
-    MetadataKey(BBOX, False, "figure box in the model's 0-999 frame of the page image"),
-    MetadataKey(PIXEL_BBOX, False, "figure box in page-image pixels"),
-    MetadataKey(PDF_BBOX, False, "figure box in PDF points, origin top-left"),
-    MetadataKey(IMAGE_PATH, False, "the figure's crop file"),
-    MetadataKey(FIGURES_DIR, False, "where figure crops are written"),
+    MetadataKey(OCR_MODEL, False, False, "the served model that read the page"),
+    MetadataKey(BLANK, False, False, "the page held no content"),
+    MetadataKey(LOOP_TRIMMED, False, False, "a repetition loop was cut from the answer"),
+    MetadataKey(TRUNCATED, False, False, "the answer hit the token cap"),
+    MetadataKey(OCR_ERROR, False, False, "'Kind: message' for a page (or file) that failed"),
+    MetadataKey(CATEGORY, False, False, "element kind"),
+    MetadataKey(ELEMENT_INDEX, False, False, "position of the element on its page"),
+    MetadataKey(HEADER_PATH, True, True, "headings above the text, '/A/B/' (LlamaIndex)"),
+    MetadataKey(HEADING_PATH, True, True, "headings above the text, 'A > B' (LangChain)"),
+    MetadataKey(TABLE_HTML, False, False, "the table(s) as HTML (LlamaIndex)"),
+    MetadataKey(TEXT_AS_HTML, False, False, "the table(s) as HTML (LangChain, as unstructured)"),
+    MetadataKey(LATEX, False, False, "a formula's LaTeX"),
+    MetadataKey(BBOX, False, False, "figure box in the model's 0-999 frame of the page image"),
+    MetadataKey(PIXEL_BBOX, False, False, "figure box in page-image pixels"),
+    MetadataKey(PDF_BBOX, False, False, "figure box in PDF points, origin top-left"),
+    MetadataKey(IMAGE_PATH, False, False, "the figure's crop file"),
+    MetadataKey(FIGURES_DIR, False, False, "where figure crops are written"),
 )
 
-#: Keys kept for filtering and citing, never shown to an embedding model or an LLM.
-HIDDEN: tuple[str, ...] = tuple(key.name for key in KEYS if not key.shown)
+#: Keys kept out of the text an embedding model sees.
+NOT_EMBEDDED: tuple[str, ...] = tuple(key.name for key in KEYS if not key.embed)
+#: Keys kept out of the text an LLM sees.
+NOT_FOR_LLM: tuple[str, ...] = tuple(key.name for key in KEYS if not key.llm)

@@ -1,0 +1,117 @@
+"""Tables as text for embeddings and keyword search.
+
+A table reads as its units ("(In millions of dollars)"), one line of column
+headers in which a label spanning several columns appears once ("Item | Years
+Ended July 27, 2019 | July 28, 2018"), then a line per row. The labelled form ties
+every value to its row label and to the shortest label that tells its column apart
+("Research and development: $ 6,577 (July 27, 2019), $ 6,332 (July 28, 2018)"); the
+compact form keeps the values in column order ("Research and development | $ 6,577
+| $ 6,332") for tables too large for the labelled form. A row with only a label (a
+section such as "Deferred tax assets") stays a line of its own.
+
+The forms were chosen by retrieval measurements (benchmarks/bench_retrieval.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+Grid = list[list[str]]
+
+COLUMN_SEPARATOR = " | "
+_UNITS = re.compile(r"\b(?:thousands|millions|billions|'000s?|000s)\b|^\(?\s*in\s+\S+\s*\)?$",
+                    re.IGNORECASE)
+_MAX_UNITS = 80
+
+
+def is_units(cell: str) -> bool:
+    """A header cell that states the table's units ("(In millions of dollars)")."""
+    return len(cell) <= _MAX_UNITS and bool(_UNITS.search(cell))
+
+
+def header_lines(rows: Grid, header_rows: int) -> list[str]:
+    """The table's units, and the column-header line (none without header rows)."""
+    if not header_rows:
+        return []
+    columns, units = _header_parts(rows, header_rows)
+    lines = [" ".join(units)] if units else []
+    above: list[str] = []
+    labels = []
+    for parts in columns:
+        labels.append(" ".join(p for p in parts if p not in above[:len(parts) - 1]))
+        above = parts[:-1]
+    if any(labels):
+        lines.append(COLUMN_SEPARATOR.join(labels).strip())
+    return lines
+
+
+def row_lines(rows: Grid, header_rows: int, *, compact: bool = False) -> list[str]:
+    """One line per body row, in the labelled or the compact form."""
+    labels = ["", *_value_labels(_header_parts(rows, header_rows)[0][1:])]
+    lines = []
+    for row in rows[header_rows:]:
+        cells = [c.replace("\n", " ").strip() for c in row]
+        label = cells[0]
+        values = [(v, labels[i]) for i, v in enumerate(cells) if i and v]
+        if not values:
+            lines.append(label)
+        elif compact:
+            lines.append(COLUMN_SEPARATOR.join(cells).strip(" |"))
+        else:
+            text = ", ".join(f"{v} ({name})" if name and name != v else v
+                             for v, name in values)
+            lines.append(f"{label}: {text}" if label else text)
+    return [line for line in lines if line]
+
+
+def table_text(rows: Grid, header_rows: int, *, compact: bool = False) -> str:
+    """The whole table as text: header lines, then row lines."""
+    return "\n".join([*header_lines(rows, header_rows),
+                      *row_lines(rows, header_rows, compact=compact)])
+
+
+def _header_parts(rows: Grid, header_rows: int) -> tuple[list[list[str]], list[str]]:
+    """Per column, the distinct header cells over it, top-down, units left out; and
+    the units, in order."""
+    width = max((len(r) for r in rows), default=0)
+    columns: list[list[str]] = []
+    units: list[str] = []
+    for col in range(width):
+        parts: list[str] = []
+        for row in rows[:header_rows]:
+            cell = (row[col] if col < len(row) else "").replace("\n", " ").strip()
+            if cell and is_units(cell):
+                units += [] if cell in units else [cell]
+            elif cell and cell not in parts:
+                parts.append(cell)
+        columns.append(parts)
+    return columns, units
+
+
+def _value_labels(columns: list[list[str]]) -> list[str]:
+    """Each column's shortest suffix of header parts that no other column shares, less
+    the words every column's label starts or ends with ("Year ended December 31, 2019"
+    and "..., 2018" become "2019" and "2018"; the header line keeps the rest)."""
+    labels = []
+    for parts in columns:
+        label = " ".join(parts)
+        for depth in range(1, len(parts)):
+            if sum(1 for other in columns if other[-depth:] == parts[-depth:]) == 1:
+                label = " ".join(parts[-depth:])
+                break
+        labels.append(label)
+    return _strip_shared_words(labels)
+
+
+def _strip_shared_words(labels: list[str]) -> list[str]:
+    words = [label.split() for label in labels]
+    if len(words) < 2 or not all(words):
+        return labels
+    head = 0
+    while all(len(w) > head + 1 for w in words) and len({w[head] for w in words}) == 1:
+        head += 1
+    tail = 0
+    while (all(len(w) > head + tail + 1 for w in words)
+           and len({w[-tail - 1] for w in words}) == 1):
+        tail += 1
+    return [" ".join(w[head:len(w) - tail]) for w in words]
