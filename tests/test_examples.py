@@ -11,7 +11,8 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EXPECTED = {
     "parse_with_simulator.py": "page 2: blank=True",
-    "llama_index_quickstart.py": "/Inspection report/ 'Item: Bollards; State: worn'",
+    "llama_index_quickstart.py": "/Inspection report/ 'Item | State\\nBollards: worn (State)'",
+    "vector_store_qdrant.py": "LangChain: page 2: Baltic: 8,310 (2019), 9,875 (2018)",
     "langchain_quickstart.py": "['Title', 'NarrativeText', 'Table']",
     "ray_scans.py": "23 rows: 20 pages, 3 failed",
     "review_site.py": "wrote index.html; turned upright: {'fax.pdf': 270, 'report.pdf': 0}",

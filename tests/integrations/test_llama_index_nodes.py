@@ -53,22 +53,20 @@ def test_chunks_keep_pages_headings_and_table_html(ovis_simulator: Simulator, sc
     assert "table_html" not in embedded and "<td>" not in embedded
     assert "header_path: /Harbour report/Fleet/" in embedded
     # one page per chunk, the source is that page's Document, prev/next link the file in order
-    assert [n.metadata["page_label"] for n in nodes] == ["1", "1", "2", "2", "3"]
+    assert [n.metadata["page_label"] for n in nodes] == ["1", "1", "2", "3"]
     assert [n.ref_doc_id for n in nodes] == [pages[0].id_, pages[0].id_, pages[1].id_,
-                                             pages[1].id_, pages[2].id_]
+                                             pages[2].id_]
     for before, after in itertools.pairwise(nodes):
         assert before.relationships[NodeRelationship.NEXT].node_id == after.node_id
         assert after.relationships[NodeRelationship.PREVIOUS].node_id == before.node_id
-    # a table closes its chunk: the figure after it and its caption start the next one
-    after = nodes[nodes.index(table) + 1]
-    assert "Figure 1: Map of the basin." in after.text and after.metadata["page_label"] == "2"
+    assert "Figure 1: Map of the basin." in table.text     # a small table shares its chunk
 
 
 def test_document_split_chunks_may_span_pages(ovis_simulator: Simulator, scans: Scans):
     (doc,) = report_pages(ovis_simulator, scans, split="document")
     nodes = OvisNodeParser(chunk_size=4000).get_nodes_from_documents([doc])
-    assert len(nodes) == 4          # a heading or the end of a table ends a chunk; pages do not
-    assert [n.metadata["page_numbers"] for n in nodes] == ["1", "1,2", "2", "3"]
+    assert len(nodes) == 3          # a heading starts a chunk; pages do not
+    assert [n.metadata["page_numbers"] for n in nodes] == ["1", "1,2", "3"]
     assert nodes[1].metadata["page_label"] == "1"
     assert all(n.ref_doc_id == doc.id_ for n in nodes)
 
@@ -131,3 +129,24 @@ def test_directory_to_vector_index_retrieves_the_table_page(ovis_simulator: Simu
     assert "Borealis: 950 (Tonnage)" in best.node.get_content()
     assert best.node.metadata["file_name"] == "report.pdf"
     assert best.node.metadata["page_label"] == "2"
+
+
+def test_embedding_text_holds_no_empty_or_noisy_metadata(ovis_simulator: Simulator,
+                                                          scans: Scans):
+    docs = OvisReader(base_url=ovis_simulator.base_url).load_data(
+        scans.report, extra_info={"file_path": "/data/scans/report.pdf"})
+    words = OvisNodeParser(chunk_size=40, tokenizer=str.split)
+    nodes = words.get_nodes_from_documents(docs)
+    assert nodes[0].metadata["header_path"] == "/Harbour report/"
+    for node in nodes:
+        embedded = node.get_content(metadata_mode=MetadataMode.EMBED)
+        assert "page_label" not in embedded and "file_path" not in embedded
+        assert "header_path: /\n" not in embedded
+        assert "page_label: " in node.get_content(metadata_mode=MetadataMode.LLM)
+        # chunk_size counts the metadata the embedding model reads with the text
+        assert len(embedded.split()) <= 40
+    outlook = next(n for n in nodes if "quay walls" in n.text)
+    assert outlook.get_content(metadata_mode=MetadataMode.EMBED).startswith(
+        "header_path: /Harbour report/Outlook/")
+    shown = OvisNodeParser(excluded_embed_metadata_keys=[]).get_nodes_from_documents(docs)
+    assert "file_path: /data/scans/report.pdf" in shown[0].get_content(MetadataMode.EMBED)

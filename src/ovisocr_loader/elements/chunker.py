@@ -8,8 +8,9 @@ split by rows with its header lines in every part, a formula by lines and prose
 by sentences. A table reads in its labelled form when it fits whole, else in its
 compact form (:mod:`.table_text`); every part of a table that does not share a
 chunk with the sentence or caption introducing it starts with that context, and
-a table closes its chunk, so what follows it is not embedded with its rows. Page
-furniture is left out of chunk text (it stays flagged on the elements).
+a table that fills half its chunk or more closes it, so what follows is not
+embedded with its rows (a caption under it still joins). Page furniture is left
+out of chunk text (it stays flagged on the elements).
 """
 
 from __future__ import annotations
@@ -150,8 +151,11 @@ class _Packer:
 
     def _add_table(self, element: Element, table: TableData) -> None:
         """Place a table's parts, each with the table's context unless it shares a
-        chunk with the element that gives it; then close the chunk."""
-        source = self.previous
+        chunk with the element that gives it; a chunk the table fills to half the
+        budget or more is closed (measured: dense retrieval gains, BM25 keeps)."""
+        same_page = self.previous is not None and \
+            self.previous.page_number == element.page_number
+        source = self.previous if same_page else None
         context = table_context(source)
         budget = self.max_tokens - self.count(context + "\n") if context else self.max_tokens
         if budget < self.max_tokens // 2:  # a context too long to repeat: leave it out
@@ -161,7 +165,7 @@ class _Packer:
             if context and not (beside and self.fits(self.texts(), piece)):
                 piece = f"{context}\n{piece}"
             self.place(element, piece)
-        self.closing = True
+        self.closing = self.count(SEPARATOR.join(self.texts())) >= self.max_tokens // 2
 
     def fits(self, parts: list[str], piece: str) -> bool:
         texts = [t for t in [*parts, piece] if t.strip()]

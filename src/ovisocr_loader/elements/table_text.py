@@ -41,7 +41,7 @@ def header_lines(rows: Grid, header_rows: int) -> list[str]:
         labels.append(" ".join(p for p in parts if p not in above[:len(parts) - 1]))
         above = parts[:-1]
     if any(labels):
-        lines.append(COLUMN_SEPARATOR.join(labels).strip())
+        lines.append(COLUMN_SEPARATOR.join(labels).strip(" |"))
     return lines
 
 

@@ -1,0 +1,83 @@
+"""The whole path as users run it: scans -> OvisReader/OvisLoader -> an embedded Qdrant
+(local mode) through each framework's own integration, filtered by metadata, with a
+real embedding model (all-MiniLM-L6-v2 shipped in a wheel, offline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ovisocr_loader.langchain import OvisLoader
+from ovisocr_loader.llama_index import OvisNodeParser, OvisReader
+from ovisocr_loader.testing import Simulator, make_pdf, next_page_id, page_image
+
+from .embeddings import model_path
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Payload indexes have no effect in the local Qdrant:UserWarning")
+
+PAGES = [
+    "# Annual report 2019\n\nThe group ships grain and timber through three harbours.",
+    "Revenue by region is as follows (in thousands of euros):\n\n"
+    "<table><tr><td></td><td colspan=\"2\">Year ended December 31,</td></tr>"
+    "<tr><td></td><td>2019</td><td>2018</td></tr>"
+    "<tr><td>North Sea</td><td>12,450</td><td>11,020</td></tr>"
+    "<tr><td>Baltic</td><td>8,310</td><td>9,875</td></tr></table>",
+    "## Outlook\n\nThe Baltic terminal will be dredged in 2020 to take larger vessels.",
+]
+
+
+@pytest.fixture
+def report(ovis_simulator: Simulator, tmp_path: Path) -> Path:
+    ids = [next_page_id() for _ in PAGES]
+    for pid, markdown in zip(ids, PAGES, strict=True):
+        ovis_simulator.register(pid, markdown)
+    path = tmp_path / "report.pdf"
+    path.write_bytes(make_pdf([page_image(i) for i in ids]))
+    return path
+
+
+def test_llama_index_qdrant_answers_with_the_page(ovis_simulator: Simulator, report: Path):
+    from llama_index.core import SimpleDirectoryReader, StorageContext, VectorStoreIndex
+    from llama_index.core.vector_stores import ExactMatchFilter, MetadataFilters
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+    from llama_index.vector_stores.qdrant import QdrantVectorStore
+    from qdrant_client import QdrantClient
+
+    reader = OvisReader(base_url=ovis_simulator.base_url)
+    docs = SimpleDirectoryReader(str(report.parent),
+                                 file_extractor={".pdf": reader}).load_data()
+    client = QdrantClient(location=":memory:")
+    store = QdrantVectorStore(client=client, collection_name="scans")
+    nodes = OvisNodeParser().get_nodes_from_documents(docs)
+    index = VectorStoreIndex(nodes, storage_context=StorageContext.from_defaults(
+        vector_store=store), embed_model=HuggingFaceEmbedding(model_name=model_path()))
+    question = "What was the Baltic revenue in 2019?"
+    (best,) = index.as_retriever(similarity_top_k=1).retrieve(question)
+    assert best.node.metadata["page_label"] == "2"
+    assert "Baltic: 8,310 (2019), 9,875 (2018)" in best.node.get_content()
+    page_three = MetadataFilters(filters=[ExactMatchFilter(key="page_label", value="3")])
+    (other,) = index.as_retriever(similarity_top_k=1, filters=page_three).retrieve(question)
+    assert other.node.metadata["page_label"] == "3" and "dredged" in other.node.get_content()
+    assert client.count("scans").count == len(nodes)
+
+
+def test_langchain_qdrant_filters_by_element_kind(ovis_simulator: Simulator, report: Path):
+    from langchain_huggingface import HuggingFaceEmbeddings
+    from langchain_qdrant import QdrantVectorStore
+    from qdrant_client import models
+
+    loader = OvisLoader(report, mode="elements", base_url=ovis_simulator.base_url)
+    docs = [d for d in loader.load() if d.page_content]
+    store = QdrantVectorStore.from_documents(
+        docs, HuggingFaceEmbeddings(model_name=model_path()), location=":memory:",
+        collection_name="scans")
+    tables = models.Filter(must=[models.FieldCondition(
+        key="metadata.category", match=models.MatchValue(value="Table"))])
+    (best,) = store.similarity_search("Baltic revenue in 2019", k=1, filter=tables)
+    assert best.metadata["category"] == "Table" and best.metadata["page_label"] == "2"
+    assert "Baltic: 8,310 (2019)" in best.page_content
+    # ids come from the content: loading and adding the same scan again adds nothing
+    store.add_documents([d for d in loader.load() if d.page_content])
+    assert store.client.count("scans").count == len(docs)

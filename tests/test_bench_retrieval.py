@@ -1,0 +1,101 @@
+"""The retrieval benchmark never rots: its page builder and hit rule, and a run on a
+small set written here (and on a slice of the shared TAT-QA set when present)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+from retrieval_set import (  # noqa: E402
+    DEFAULT_DATA,
+    covers,
+    header_row_count,
+    page_markdown,
+    table_html,
+    targets,
+)
+
+GRID = [["", "", "Years Ended", ""], ["", "July 27, 2019", "July 28, 2018", "July 29, 2017"],
+        ["Research and development", "$ 6,577", "$ 6,332", "$6,059"],
+        ["Sales and marketing", "9,571", "9,242", "9,184"]]
+
+
+def test_pages_are_written_as_a_vlm_writes_them():
+    assert header_row_count(GRID) == 2
+    html = table_html(GRID)
+    assert html.startswith('<table><tr><td></td><td colspan="3">Years Ended</td></tr>')
+    assert "<th" not in html and "<thead" not in html
+    page = page_markdown(GRID, ["Title", "Expenses are as follows (in millions):", "After."])
+    blocks = page.split("\n\n")
+    assert blocks[:2] == ["Title", "Expenses are as follows (in millions):"]
+    assert blocks[2].startswith("<table>") and blocks[3] == "After.\n"
+
+
+def test_targets_and_the_hit_rule():
+    arithmetic = {"answer_type": "arithmetic", "derivation": "(6,332-6,059)/6,059 * 100",
+                  "consts": ["100"], "answer": 4.5}
+    assert targets(arithmetic) == ["6,332", "6,059", "6,059"]
+    count = {"answer_type": "count", "derivation": "2019##2018", "answer": 2}
+    assert targets(count) == ["2019", "2018"]
+    span = {"answer_type": "multi-span", "derivation": "", "answer": ["a b", "C"]}
+    assert targets(span) == ["a b", "C"]
+    assert covers("R&D: $ 6,332 and 6059", ["6,332", "6,059"])
+    assert not covers("R&D: 16,332", ["6,332"])          # never inside a longer number
+    assert not covers("R&D: 6,332.5", ["6,332"])
+    assert covers("The  Modified\nmethod", ["the modified method"])
+
+
+def _context(n: int) -> dict[str, object]:
+    grid = [["", "2019", "2018"], [f"Harbour {n} dues", f"{n},120", f"{n},080"],
+            [f"Pilotage {n}", f"{n}40", f"{n}35"]]
+    question = {"uid": f"q{n}", "order": 1, "answer_type": "span", "answer_from": "table",
+                "question": f"What were the harbour {n} dues in 2019?",
+                "answer": [f"{n},120"], "derivation": ""}
+    text = {"uid": f"t{n}", "order": 2, "answer_type": "span", "answer_from": "text",
+            "question": f"Why did pilotage {n} rise?", "answer": ["more ships called"],
+            "derivation": ""}
+    return {"table": {"uid": f"c{n}", "table": grid},
+            "paragraphs": [{"uid": f"p{n}", "order": 1,
+                            "text": f"Port {n} fees are as follows (in euros):"},
+                           {"uid": f"r{n}", "order": 2,
+                            "text": f"Pilotage {n} rose because more ships called."}],
+            "questions": [question, text]}
+
+
+def _run(*args: str) -> str:
+    result = subprocess.run([sys.executable, str(BENCH / "bench_retrieval.py"), *args,
+                             "--budgets", "96", "--chunkers", "OvisNodeParser",
+                             "OvisLoader chunks", "LC Recursive, rows flattened",
+                             "LI SentenceSplitter"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_the_benchmark_runs_on_a_small_set(tmp_path: Path):
+    data = tmp_path / "set.json"
+    data.write_text(json.dumps([_context(n) for n in range(1, 5)]))
+    chart = tmp_path / "hit5.png"
+    out = _run("--data", str(data), "--chart", str(chart))
+    assert out.startswith("8 questions")
+    rows = {line.split(" | ")[0].strip("| "): line for line in out.splitlines()
+            if line.startswith("| ") and "chunker" not in line and "---" not in line}
+    assert set(rows) == {"OvisNodeParser", "OvisLoader chunks",
+                         "LC Recursive, rows flattened", "LI SentenceSplitter"}
+    hit5 = float(rows["OvisLoader chunks"].split(" | ")[4])
+    assert hit5 == 1.0                      # four pages, every answer findable in the top 5
+    assert "margin" in out and chart.stat().st_size > 10_000
+
+
+def test_the_benchmark_runs_on_a_slice_of_tatqa():
+    if not DEFAULT_DATA.is_file():
+        pytest.skip(f"no retrieval data at {DEFAULT_DATA}")
+    out = _run("--limit", "3")
+    assert "| OvisNodeParser |" in out and "| LI SentenceSplitter |" in out

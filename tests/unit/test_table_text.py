@@ -1,0 +1,169 @@
+"""Tables as retrieval text: header rows a VLM writes as plain cells, composed and
+spanned headers, units, empty header columns, and the context split parts carry."""
+
+from __future__ import annotations
+
+import pytest
+
+from ovisocr_loader import PageResult, ParsedDocument, chunk_document
+from ovisocr_loader.elements import parse_page, parse_table
+from ovisocr_loader.elements.chunker import approx_tokens, table_context
+
+
+def row(*cells: str, spans: dict[int, int] | None = None) -> str:
+    spans = spans or {}
+    return "<tr>" + "".join(
+        f'<td colspan="{spans[i]}">{c}</td>' if i in spans else f"<td>{c}</td>"
+        for i, c in enumerate(cells)) + "</tr>"
+
+
+# years under a spanned label, an extra column group without the label, no <thead>/<th>
+EXPENSES = ("<table>"
+            + row("", "Years Ended", "", spans={1: 3})
+            + row("", "July 27, 2019", "July 28, 2018", "July 29, 2017", "Variance in Dollars")
+            + row("Research and development", "$ 6,577", "$ 6,332", "$6,059", "$245")
+            + row("Percentage of revenue", "12.7%", "12.8%", "12.6%", "")
+            + "</table>")
+# a units note in the stub, periods in one cell each, a section row
+CAPEX = ("<table>"
+         + row("(In millions of dollars, except capital intensity)", "Years ended December 31",
+               spans={1: 3})
+         + row("", "2019", "2018", "%Chg")
+         + row("Capital expenditures", "", "", "")
+         + row("Wireless", "1,320", "1,086", "22")
+         + "</table>")
+
+
+def test_years_under_a_spanned_label_are_header_rows():
+    table = parse_table(EXPENSES)
+    assert table.header_rows == 2
+    lines = table.to_text().splitlines()
+    # the spanned label once, in the header line; each value tied to its own year
+    assert lines[0] == ("Years Ended July 27, 2019 | July 28, 2018 | July 29, 2017 | "
+                        "Variance in Dollars")
+    assert lines[1] == ("Research and development: $ 6,577 (July 27, 2019), "
+                        "$ 6,332 (July 28, 2018), $6,059 (July 29, 2017), "
+                        "$245 (Variance in Dollars)")
+    assert sum(line.count("Years Ended") for line in lines) == 1
+    assert lines[2] == ("Percentage of revenue: 12.7% (July 27, 2019), 12.8% (July 28, 2018), "
+                        "12.6% (July 29, 2017)")
+
+
+def test_units_are_said_once_and_section_rows_stand_alone():
+    table = parse_table(CAPEX)
+    assert table.header_rows == 2
+    lines = table.to_text().splitlines()
+    assert lines[0] == "(In millions of dollars, except capital intensity)"
+    assert lines[1] == "Years ended December 31 2019 | 2018 | %Chg"
+    assert lines[2] == "Capital expenditures"
+    assert lines[3] == "Wireless: 1,320 (2019), 1,086 (2018), 22 (%Chg)"
+    assert not any(line.startswith("(In millions") for line in lines[1:])
+
+
+def test_shared_words_leave_the_value_labels():
+    table = parse_table("<table>" + row("", "Year ended December 31, 2019",
+                                        "Year ended December 31, 2018")
+                        + row("Revenue", "$2,259", "$4,248") + "</table>")
+    assert table.to_text().splitlines() == [
+        "Year ended December 31, 2019 | Year ended December 31, 2018",
+        "Revenue: $2,259 (2019), $4,248 (2018)"]
+
+
+def test_two_levels_label_a_value_when_the_lower_one_repeats():
+    table = parse_table("<table>"
+                        + row("", "2019", "2018", spans={1: 2, 2: 2})
+                        + row("", "Amount", "%", "Amount", "%")
+                        + row("VAS", "26,120", "50%", "20,330", "47%") + "</table>")
+    assert table.header_rows == 2
+    assert table.to_text().splitlines()[-1] == (
+        "VAS: 26,120 (2019 Amount), 50% (2019 %), 20,330 (2018 Amount), 47% (2018 %)")
+
+
+def test_header_cells_over_empty_columns_still_reach_the_text():
+    table = parse_table("<table><tr><th>Which poem</th><th>A</th><th>B</th><th>C</th></tr>"
+                        "<tr><td>Ode</td><td></td><td></td><td></td></tr>"
+                        "<tr><td>Elegy</td><td></td><td></td><td></td></tr></table>")
+    assert table.to_text().splitlines() == ["Which poem | A | B | C", "Ode", "Elegy"]
+
+
+def test_a_label_row_over_numbers_after_a_title_row_is_a_header():
+    table = parse_table("<table>" + row("", "FY19 payouts", spans={1: 2})
+                        + row("NEO", "Base Salary", "Payout")
+                        + row("G. Clark", "1,000,000", "0") + "</table>")
+    assert table.header_rows == 2
+    assert table.to_text().splitlines()[-1] == "G. Clark: 1,000,000 (Base Salary), 0 (Payout)"
+
+
+@pytest.mark.parametrize("body", [
+    row("Revenue", "n/a", "n/a"),          # placeholders are values, not labels
+    row("Revenue", "$(15,571)", "$(24,122)"),
+])
+def test_rows_of_values_are_never_header_rows(body: str):
+    table = parse_table("<table>" + row("", "2019", "2018") + body
+                        + row("Cost", "5", "6") + "</table>")
+    assert table.header_rows == 1
+
+
+def _doc(markdown: str) -> ParsedDocument:
+    page = PageResult(page_number=1, markdown=markdown, elements=parse_page(markdown, 1))
+    return ParsedDocument(source="t.pdf", total_pages=1, pages=[page])
+
+
+def test_every_part_of_a_split_table_carries_its_context_and_header():
+    intro = "Long prose about the harbour. " * 20 + "Tonnage by vessel is as follows (in tonnes):"
+    rows = "".join(row(f"Vessel {i}", f"{1000 + i}", f"{900 + i}") for i in range(60))
+    table = "<table>" + row("", "2019", "2018") + rows + "</table>"
+    chunks = chunk_document(_doc(f"{intro}\n\n{table}\n\nAfter the table."), max_tokens=120)
+    parts = [c for c in chunks if any(e.kind == "table" for e in c.elements)]
+    assert len(parts) > 2
+    for chunk in parts:
+        lines = chunk.text.splitlines()
+        context = lines.index("Tonnage by vessel is as follows (in tonnes):")
+        assert lines[context + 1] == "2019 | 2018"
+        assert approx_tokens(chunk.text) <= 120
+    values = [line for c in parts for line in c.text.splitlines() if line.startswith("Vessel")]
+    assert values == [f"Vessel {i} | {1000 + i} | {900 + i}" for i in range(60)]
+
+
+def test_a_table_filling_half_its_chunk_closes_it():
+    rows = "".join(row(f"Vessel {i}", f"{1000 + i}") for i in range(12))
+    big = "<table>" + row("Vessel", "Tonnage") + rows + "</table>"
+    small = "<table>" + row("Vessel", "Tonnage") + row("Aurora", "1200") + "</table>"
+    for table, closes in ((big, True), (small, False)):
+        chunks = chunk_document(_doc(f"{table}\n\nAfter the table."), max_tokens=120)
+        assert (chunks[-1].text == "After the table.") is closes
+        assert chunks[-1].text.endswith("After the table.")
+
+
+def test_a_table_beside_its_introduction_does_not_repeat_it():
+    page = "Fleet by tonnage:\n\n" + "<table>" + row("Vessel", "Tonnage") + row(
+        "Aurora", "1200") + "</table>"
+    (chunk,) = chunk_document(_doc(page), max_tokens=200)
+    assert chunk.text == "Fleet by tonnage:\n\nVessel | Tonnage\nAurora: 1200 (Tonnage)"
+
+
+def test_a_caption_under_a_table_joins_its_chunk():
+    rows = "".join(row(f"Vessel {i}", f"{1000 + i}") for i in range(12))
+    page = ("<table>" + row("Vessel", "Tonnage") + rows + "</table>\n\n"
+            "Table 2: Fleet.\n\nNext paragraph.")
+    chunks = chunk_document(_doc(page), max_tokens=120)
+    assert [c.text.splitlines()[-1] for c in chunks] == ["Table 2: Fleet.", "Next paragraph."]
+
+
+def test_table_context_is_the_introducing_sentence():
+    (paragraph,) = parse_page("A long opening. " * 40 + "Figures are in U.S. dollars as "
+                              "follows:", 1)
+    assert table_context(paragraph) == "Figures are in U.S. dollars as follows:"
+    (heading,) = parse_page("## Fleet", 1)
+    assert table_context(heading) == "Fleet"
+    assert table_context(None) == ""
+
+
+def test_a_table_at_the_top_of_a_page_takes_no_context_from_the_page_before():
+    first = PageResult(page_number=1, markdown="Closing words.",
+                       elements=parse_page("Closing words.", 1))
+    table = "<table><tr><th>Item</th><th>State</th></tr>" + row("Bollards", "worn") + "</table>"
+    second = PageResult(page_number=2, markdown=table, elements=parse_page(table, 2))
+    doc = ParsedDocument(source="t.pdf", total_pages=2, pages=[first, second])
+    chunks = chunk_document(doc, max_tokens=200, page_breaks=True)
+    assert chunks[-1].text == "Item | State\nBollards: worn (State)"
