@@ -57,6 +57,15 @@ def ovis_node_parser(inputs: Inputs, budget: int, count: TokenCount) -> list[Ret
     return _llama_chunks(parser.get_nodes_from_documents(inputs.llama_docs))
 
 
+def ovis_node_parser_approx(inputs: Inputs, budget: int, count: TokenCount
+                            ) -> list[RetrievalChunk]:
+    """What users get without a tokenizer: chunk_size counted as 4 characters a token."""
+    from ovisocr_loader.llama_index import OvisNodeParser
+
+    parser = OvisNodeParser(chunk_size=budget)
+    return _llama_chunks(parser.get_nodes_from_documents(inputs.llama_docs))
+
+
 def ovis_loader_chunks(inputs: Inputs, budget: int, count: TokenCount
                        ) -> list[RetrievalChunk]:
     docs = [d for d in inputs.langchain_chunks(budget, count)
@@ -151,6 +160,7 @@ Chunker = Callable[[Inputs, int, TokenCount], list[RetrievalChunk]]
 CHUNKERS: dict[str, Chunker] = {
     "OvisNodeParser": ovis_node_parser,
     "OvisLoader chunks": ovis_loader_chunks,
+    "OvisNodeParser, no tokenizer": ovis_node_parser_approx,
     "LC Recursive, rows flattened": recursive_flat,
     "LC Recursive, raw page": recursive_raw,
     "LI SentenceSplitter": sentence_splitter,

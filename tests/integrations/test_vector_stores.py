@@ -4,38 +4,37 @@ real embedding model (all-MiniLM-L6-v2 shipped in a wheel, offline)."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from ovisocr_loader.langchain import OvisLoader
 from ovisocr_loader.llama_index import OvisNodeParser, OvisReader
-from ovisocr_loader.testing import Simulator, make_pdf, next_page_id, page_image
+from ovisocr_loader.testing import Simulator
 
 from .embeddings import model_path
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Payload indexes have no effect in the local Qdrant:UserWarning")
 
-PAGES = [
-    "# Annual report 2019\n\nThe group ships grain and timber through three harbours.",
-    "Revenue by region is as follows (in thousands of euros):\n\n"
-    "<table><tr><td></td><td colspan=\"2\">Year ended December 31,</td></tr>"
-    "<tr><td></td><td>2019</td><td>2018</td></tr>"
-    "<tr><td>North Sea</td><td>12,450</td><td>11,020</td></tr>"
-    "<tr><td>Baltic</td><td>8,310</td><td>9,875</td></tr></table>",
-    "## Outlook\n\nThe Baltic terminal will be dredged in 2020 to take larger vessels.",
-]
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "vector_store_qdrant.py"
+
+
+def _example() -> ModuleType:
+    """The Qdrant example's own report and question (the example runs in test_examples)."""
+    spec = importlib.util.spec_from_file_location("vector_store_qdrant", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture
 def report(ovis_simulator: Simulator, tmp_path: Path) -> Path:
-    ids = [next_page_id() for _ in PAGES]
-    for pid, markdown in zip(ids, PAGES, strict=True):
-        ovis_simulator.register(pid, markdown)
-    path = tmp_path / "report.pdf"
-    path.write_bytes(make_pdf([page_image(i) for i in ids]))
-    return path
+    _example().write_report(ovis_simulator, str(tmp_path))
+    return tmp_path / "report.pdf"
 
 
 def test_llama_index_qdrant_answers_with_the_page(ovis_simulator: Simulator, report: Path):
