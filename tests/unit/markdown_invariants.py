@@ -19,11 +19,19 @@ _MD_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
 _IMG_TAG = re.compile(r"<img\b[^<>]*>", re.IGNORECASE)
 
 
+#: the documented reading of inline cell markup: superscript as ^x, subscript as _x,
+#: Markdown emphasis markers dropped
+SCRIPT_MARKS = {"sup": "^", "sub": "_"}
+EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
+
+
 def visible_words(markdown: str) -> set[str]:
     """The words a reader sees: markup, fences and image references removed."""
     text = re.sub(r"<!--.*?-->", " ", markdown, flags=re.DOTALL)
     text = _FENCE_LINE.sub(" ", text)
     text = _MD_IMAGE.sub(lambda m: f" {m.group(1)} ", text)
+    text = re.sub(r"<sup\b[^<>]*>", "^", text, flags=re.IGNORECASE)
+    text = re.sub(r"<sub\b[^<>]*>", "_", text, flags=re.IGNORECASE)
     text = re.sub(r"</?(?:sup|sub|b|i|u|em|strong)\b[^<>]*>", "", text, flags=re.IGNORECASE)
     text = re.sub(r"<[^<>]*>", " ", text)
     return set(re.findall(r"\w+", html.unescape(text).replace("think", "")))
@@ -69,6 +77,8 @@ class _Cells(HTMLParser):
             self.cell, self.spans = [], (_int(values.get("rowspan")), _int(values.get("colspan")))
         elif tag == "br" and self.cell is not None:
             self.cell.append(" ")
+        elif tag in SCRIPT_MARKS and self.cell is not None:
+            self.cell.append(SCRIPT_MARKS[tag])
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "table":
@@ -83,7 +93,8 @@ class _Cells(HTMLParser):
 
     def _close_cell(self) -> None:
         if self.cell is not None and self.rows:
-            self.rows[-1].append((" ".join("".join(self.cell).split()), *self.spans))
+            text = EMPHASIS.sub(r"\2", "".join(self.cell))
+            self.rows[-1].append((" ".join(text.split()), *self.spans))
         self.cell = None
 
 

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ovisocr_loader import PageResult, ParsedDocument, chunk_document
 from ovisocr_loader.elements import parse_page, parse_table
 from ovisocr_loader.elements.normalise import normalise_page
 
@@ -267,3 +268,77 @@ def test_dialect_grammar_properties(page):
     check_page(page, elements, max_tokens=32)
     for element in elements:
         assert element.pixel_bbox is None or all(0 <= v <= 100 for v in element.pixel_bbox)
+
+
+def test_setext_headings_of_both_levels_are_headings():
+    page = "Annual Report\n=============\n\nIntro.\n\nResults by\nregion\n-------\n\nMore."
+    elements = parse_page(page, 1)
+    assert [(e.kind, e.level, e.text) for e in elements] == [
+        ("heading", 1, "Annual Report"), ("paragraph", None, "Intro."),
+        ("heading", 2, "Results by region"), ("paragraph", None, "More.")]
+    check_page(page, elements)
+
+
+def test_a_rule_after_a_blank_line_or_a_list_is_no_heading():
+    elements = parse_page("Text.\n\n---\n\n- item\n---", 1)
+    assert "heading" not in kinds(elements)
+
+
+def test_inline_markup_in_cells_becomes_text():
+    html = ("<table><tr><th>Model</th><th>Score</th></tr><tr><td>GAME<br>(L=0)</td>"
+            "<td><b>9.77</b> m<sup>2</sup> H<sub>2</sub>O <i>est.</i></td></tr></table>")
+    (element,) = parse_page(html, 1)
+    assert element.table is not None
+    assert element.table.rows[1] == ["GAME\n(L=0)", "9.77 m^2 H_2O est."]
+    assert element.text.splitlines()[-1] == "GAME (L=0): 9.77 m^2 H_2O est. (Score)"
+    assert element.table.html == html                       # the HTML kept as written
+    pipe = "| Model | Score |\n|---|---|\n| GAME<br>(L=0) | **9.77** |\n| snake_case | 2*3*4 |"
+    (table,) = parse_page(pipe, 1)
+    assert table.table is not None
+    assert table.table.rows[1:] == [["GAME\n(L=0)", "9.77"], ["snake_case", "2*3*4"]]
+    assert "<" not in table.text and "**" not in table.text
+
+
+GROUNDED = """<|ref|>title<|/ref|><|det|>[[120, 45, 880, 90]]<|/det|>
+Annual Report 2019
+
+<|ref|>sub_title<|/ref|><|det|>[[120, 100, 600, 115]]<|/det|>
+Harbours
+
+<|ref|>text<|/ref|><|det|>[[100, 120, 900, 300]]<|/det|>
+The company grew.
+
+<|ref|>image<|/ref|><|det|>[[100, 320, 500, 600], [520, 320, 900, 600]]<|/det|>
+
+<|ref|>image_caption<|/ref|><|det|>[[100, 610, 900, 640]]<|/det|>
+Maps of the two harbours.
+
+<|ref|>equation<|/ref|><|det|>[[100, 645, 900, 660]]<|/det|>
+E = mc^2
+
+<|ref|>table<|/ref|><|det|>[[100, 650, 900, 900]]<|/det|>
+<table><tr><th>Harbour</th><th>Calls</th></tr><tr><td>North</td><td>12</td></tr></table>
+"""
+
+
+def test_grounding_markers_give_kinds_and_boxes():
+    elements = parse_page(GROUNDED, 1, width=1000, height=2000, page_size_pt=(500.0, 1000.0))
+    assert [(e.kind, e.level) for e in elements] == [
+        ("heading", 1), ("heading", 2), ("paragraph", None), ("figure", None),
+        ("figure", None), ("caption", None), ("formula", None), ("table", None)]
+    title, _, text, left, right, caption, formula, table = elements
+    assert title.text == "Annual Report 2019" and title.bbox == (120, 45, 880, 90)
+    assert title.pixel_bbox == (120, 90, 880, 180) and title.pdf_bbox == (60, 45, 440, 90)
+    assert text.bbox == (100, 120, 900, 300)
+    assert (left.bbox, right.bbox) == ((100, 320, 500, 600), (520, 320, 900, 600))  # both kept
+    assert caption.text == "Maps of the two harbours." and formula.latex == "E = mc^2"
+    assert table.bbox == (100, 650, 900, 900) and table.table is not None
+    doc = ParsedDocument(source="g.pdf", pages=[PageResult(
+        page_number=1, markdown=GROUNDED, elements=elements)])
+    for text in [e.text for e in elements] + [c.text for c in chunk_document(doc, 64)]:
+        assert "<|" not in text and "|>" not in text and "det" not in text
+
+
+def test_text_that_only_looks_like_a_marker_stays_text():
+    (paragraph,) = parse_page("Use <|ref|> tokens carefully.", 1)
+    assert paragraph.text == "Use <|ref|> tokens carefully." and paragraph.bbox is None

@@ -11,7 +11,8 @@ block, so no text is lost. Blocks:
 - ``formula``: ``$$...$$``, ``\\[...\\]`` or a ``\\begin{equation}``-style
   environment, with an equation number standing alone after it (blank lines allowed);
 - ``code``: a fenced block that normalisation kept as code;
-- ``heading``, ``list``, ``paragraph``; ``image_line``: a line that starts with an
+- ``heading`` (``#`` or setext: text over a line of ``=`` or ``-``), ``list``,
+  ``paragraph``; ``image_line``: a line that starts with an
   image reference (split into figures and text later).
 """
 
@@ -29,6 +30,8 @@ BlockKind = Literal["table", "pipe_table", "formula", "code", "heading", "list",
                     "image_line"]
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
+#: the line under a setext heading: ``===`` (level 1) or ``---`` (level 2)
+SETEXT_UNDERLINE = re.compile(r"^[ \t]{0,3}(={2,}|-{2,})[ \t]*$")
 LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+\S")
 EQUATION_NUMBER = re.compile(r"^[ \t]*[(\[]([\w.\-']{1,12})[)\]][ \t]*$")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
@@ -231,6 +234,9 @@ class _Scanner:
         j = i + 1
         while j < len(self.lines):
             nxt = self.line(j)
+            if not is_list and SETEXT_UNDERLINE.match(nxt):
+                self.emit("heading", pos, self.lines[j][1])   # a setext heading
+                return j + 1
             if self.blank(j) or self._starts_block(j):
                 break
             if is_list != bool(LIST_ITEM.match(nxt)) and not (is_list and nxt[:1] in " \t"):

@@ -30,6 +30,7 @@ from .figures import (
     unturn,
 )
 from .formulas import split_formula
+from .grounding import apply_markers, read_markers
 from .model import Element, ElementKind
 from .normalise import normalise_page
 from .tables import parse_pipe_table, parse_table
@@ -69,6 +70,10 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
     elements: list[Element] = []
     for block in split_blocks(text):
         elements.extend(_elements(block, markdown, text, page_number, geometry))
+    markers = read_markers(markdown)
+    if markers:
+        elements = apply_markers(elements, markers, lambda box, span: _figure(
+            ImageRef(src=None, alt="", model_box=box), span, page_number, geometry))
     for index, element in enumerate(elements):
         element.index = index
     mark_captions(elements)
@@ -137,15 +142,21 @@ def clean_text(source: str) -> str:
 
 
 def _heading(source: str, start: int, page: int, geometry: PageGeometry) -> list[Element]:
-    """A heading, with any image reference on its line as a figure after it."""
+    """A heading (``#`` or setext), with any image reference on its line as a figure
+    after it."""
     match = HEADING.match(source.strip())
-    assert match is not None
+    if match is not None:
+        title, level = match.group(2), len(match.group(1))
+    else:  # setext: the text over its underline
+        *lines, underline = source.rstrip().split("\n")
+        title, level = " ".join(line.strip() for line in lines), (
+            1 if underline.strip().startswith("=") else 2)
     figures = [e for e in _with_figures("paragraph", source, start, page, geometry)
                if e.kind == "figure"]
-    text = clean_text(IMAGE_REF.sub(" ", match.group(2)))
+    text = clean_text(IMAGE_REF.sub(" ", title))
     if not text:
         return figures
-    heading = Element(kind="heading", text=text, level=len(match.group(1)), page_number=page,
+    heading = Element(kind="heading", text=text, level=level, page_number=page,
                       index=0, span=(start, start + len(source.rstrip())))
     return [heading, *figures]
 

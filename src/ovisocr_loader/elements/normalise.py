@@ -9,12 +9,16 @@ wrote it and element spans stay valid against ``PageResult.markdown``:
   lines (an ``html`` fence holding only a table too); real code blocks are kept;
 - presentational wrappers (``<div style=...>``, ``<center>``, ``<p align=...>``,
   ``<span>``, ``<font>``, ``<figure>``...) lose their tags and keep their text;
-- HTML comments are dropped, except docling's ``<!-- image -->`` figure placeholder.
+- HTML comments are dropped, except docling's ``<!-- image -->`` figure placeholder;
+- grounding markers (``<|ref|>title<|/ref|><|det|>[[...]]<|/det|>``) are blanked: they
+  become kinds and boxes (:mod:`.grounding`).
 """
 
 from __future__ import annotations
 
 import re
+
+from .grounding import MARKER as GROUNDING_MARKER
 
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*?)[ \t]*$")
 _MARKDOWN_TAGS = {"markdown", "md", "mdx", "gfm"}
@@ -37,7 +41,8 @@ def normalise_page(text: str) -> str:
     """``text`` with fences around Markdown and wrapper markup blanked (same length)."""
     fences, code = _fences(text)
     blanks = list(fences)
-    for match in (*_WRAPPER.finditer(text), *_COMMENT.finditer(text)):
+    for match in (*_WRAPPER.finditer(text), *_COMMENT.finditer(text),
+                  *GROUNDING_MARKER.finditer(text)):
         if not _inside(match.start(), code):
             blanks.append(match.span())
     return _blank(text, blanks)

@@ -28,6 +28,7 @@ _MAX_SPAN = 1000
 _NUMBER = re.compile(
     r"^[\s(\[]*[-+−–~≈<>≤≥±]?\s*[$€£¥]?\s*\(?\s*[-+−–]?\d[\d\s,.'’]*\s*(?:%|‰|[kKmMbB]n?)?[\s)\]*]*$")
 _YEAR = re.compile(r"^\s*(?:1[89]|20)\d\d\s*[A-Za-z]?\s*$")
+_EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 _PLACEHOLDER = re.compile(r"^\s*(?:[-–—]+|n/?a|nm|none|nil)\s*$", re.IGNORECASE)
 _DELIMITER_CELL = re.compile(r"^\s*:?-{1,}:?\s*$")
 
@@ -185,9 +186,24 @@ def _span(value: object) -> int:
 
 
 def _cell_text(cell: Tag) -> str:
+    """A cell's text with its inline markup read: ``<br>`` a line break, ``<sup>2</sup>``
+    as ``^2``, ``<sub>i</sub>`` as ``_i``, other tags and Markdown emphasis dropped."""
     for br in cell.find_all("br"):
         br.replace_with("\n")
-    return _plain(cell.get_text())
+    for tag, mark in (("sup", "^"), ("sub", "_")):
+        for script in cell.find_all(tag):
+            script.replace_with(mark + script.get_text())
+    return _plain(_EMPHASIS.sub(r"\2", cell.get_text()))
+
+
+def _pipe_cell_text(cell: str) -> str:
+    """A pipe-table cell: inline HTML read as in an HTML cell (a ``<br>`` in a pipe cell
+    is a line break), Markdown emphasis dropped."""
+    if "<" in cell:
+        fragment = BeautifulSoup(f"<td>{cell}</td>", "html.parser").find("td")
+        if isinstance(fragment, Tag):
+            return _cell_text(fragment)
+    return _plain(_EMPHASIS.sub(r"\2", cell))
 
 
 def _plain(text: str) -> str:
@@ -217,7 +233,7 @@ def split_pipe_row(line: str) -> list[str]:
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
     cells = re.split(r"(?<!\\)\|", body)
-    return [_plain(c.replace("\\|", "|")) for c in cells]
+    return [_pipe_cell_text(c.replace("\\|", "|")) for c in cells]
 
 
 def parse_pipe_table(source: str) -> TableData:
