@@ -342,3 +342,21 @@ def test_grounding_markers_give_kinds_and_boxes():
 def test_text_that_only_looks_like_a_marker_stays_text():
     (paragraph,) = parse_page("Use <|ref|> tokens carefully.", 1)
     assert paragraph.text == "Use <|ref|> tokens carefully." and paragraph.bbox is None
+
+
+def test_placeholder_references_carry_no_text_into_prose():
+    page = ("Intro.\n\n<img>A bar chart of revenue, 2015 to 2019.</img>\n\n"
+            "<img><chart><title>Sales</title><x>year</x></chart></img>\n\n"
+            "[tbl-0.html](tbl-0.html)\n\n![img-0.jpeg](img-0.jpeg)\n\nEnd.")
+    elements = parse_page(page, 1)
+    assert [(e.kind, e.text, e.src) for e in elements] == [
+        ("paragraph", "Intro.", None),
+        ("figure", "A bar chart of revenue, 2015 to 2019.", None),
+        ("figure", "Sales year", None),
+        ("table", "", "tbl-0.html"),        # a reference: the table is in its own file
+        ("figure", "img-0.jpeg", "img-0.jpeg"),
+        ("paragraph", "End.", None)]
+    doc = ParsedDocument(source="m.pdf", pages=[PageResult(page_number=1, markdown=page,
+                                                           elements=elements)])
+    (chunk,) = chunk_document(doc)
+    assert "tbl-0" not in chunk.text and "</img>" not in chunk.text

@@ -21,9 +21,11 @@ log = logging.getLogger("ovisocr_loader")
 Box = tuple[int, int, int, int]
 PointBox = tuple[float, float, float, float]
 
-#: One image reference of any dialect (group ``tag``, ``md`` or ``placeholder``).
+#: One image reference of any dialect (group ``described``, ``tag``, ``md`` or
+#: ``placeholder``); Nanonets writes ``<img>a description</img>``.
 IMAGE_REF = re.compile(
-    r"(?P<tag><img\b[^<>]*>)"
+    r"(?P<described><img>(?P<description>[^\n]{0,2000}?)</img>)"
+    r"|(?P<tag><img\b[^<>]*>)"
     r"|(?P<md>!\[(?P<alt>[^\]\n]{0,500})\]\((?P<src>[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
     r"(?:\s+[\"'][^\"'\n]*[\"'])?\s*\))"
     r"|(?P<placeholder><!--\s*image\s*-->)",
@@ -31,6 +33,7 @@ IMAGE_REF = re.compile(
 # digits are bounded: an absurd coordinate is no box (and cannot overflow a float)
 _MODEL_BOX = re.compile(r"(?:^|[/_])bbox_(\d{1,6})_(\d{1,6})_(\d{1,6})_(\d{1,6})(?:\.\w+)?$")
 _PIXEL_BOX = re.compile(r"img_in_\w*?_?box_(\d{1,6})_(\d{1,6})_(\d{1,6})_(\d{1,6})(?:\.\w+)?$")
+_TAGS = re.compile(r"<[^<>]*>")
 _ATTRIBUTE = r"""\b{name}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>/]+))"""
 
 
@@ -48,6 +51,9 @@ def read_image_ref(match: re.Match[str]) -> ImageRef:
     """The source, alt text and box of a match of :data:`IMAGE_REF`."""
     if match.group("placeholder"):
         return ImageRef(src=None, alt="")
+    if match.group("described"):  # the description may hold pseudo-XML: keep its words
+        words = _TAGS.sub(" ", match.group("description"))
+        return ImageRef(src=None, alt=" ".join(html.unescape(words).split()))
     if match.group("md"):
         src, alt = match.group("src"), match.group("alt")
     else:

@@ -31,7 +31,7 @@ from .figures import (
 )
 from .formulas import split_formula
 from .grounding import apply_markers, read_markers
-from .model import Element, ElementKind
+from .model import Element, ElementKind, TableData
 from .normalise import normalise_page
 from .tables import parse_pipe_table, parse_table
 
@@ -43,6 +43,10 @@ _PAGE_NUMBER = re.compile(
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _INNER_SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
 _FURNITURE_SLOTS = 2
+#: a link standing for a table kept in a file of its own: ``[tbl-0.html](tbl-0.html)``
+TABLE_PLACEHOLDER = re.compile(
+    r"\[(?P<name>(?:tbl|table)[-_]?\d+\.(?:html?|md|csv))\]\((?P<src>[^()\s]*\1)\)",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,10 @@ def _elements(block: Block, original: str, text: str, page: int, geometry: PageG
                         span=span)]
     if block.kind == "heading":
         return _heading(source, block.start, page, geometry)
+    placeholder = TABLE_PLACEHOLDER.fullmatch(source.strip())
+    if placeholder is not None:  # the table lives in its own file (Mistral OCR)
+        return [Element(kind="table", text="", page_number=page, index=0, span=span,
+                        table=TableData(rows=[], html=""), src=placeholder.group("src"))]
     kind: ElementKind = "list" if block.kind == "list" else "paragraph"
     return _with_figures(kind, source, block.start, page, geometry)
 
