@@ -264,6 +264,9 @@ class Simulator:
             self._handlers.discard(task)
             with contextlib.suppress(Exception):
                 writer.close()
+                # let the transport finish closing before stop() ends the loop: one left
+                # half-closed is reported as unclosed when it is collected later
+                await asyncio.wait_for(writer.wait_closed(), 1)
 
     async def _one_request(self, reader: asyncio.StreamReader,
                            writer: asyncio.StreamWriter) -> bool:
