@@ -274,12 +274,15 @@ class OvisNodeParser(NodeParser):
         """chunk_size less the Document metadata the embedding model will read with each
         chunk (as SentenceSplitter counts it), so text and metadata fit together; at
         least half of chunk_size stays for the text."""
-        shown = owner.model_copy(update={"excluded_embed_metadata_keys": sorted(
-            set(owner.excluded_embed_metadata_keys) | set(keys.NOT_EMBEDDED)
-            | set(self.excluded_embed_metadata_keys))})
+        shown = owner.model_copy(update={
+            "excluded_embed_metadata_keys": sorted(self._not_embedded(owner))})
         metadata = shown.get_metadata_str(MetadataMode.EMBED)
         reserve = self._count(metadata + "\n\n") if metadata else 0
         return max(self.chunk_size // 2, self.chunk_size - reserve)
+
+    def _not_embedded(self, owner: BaseNode) -> set[str]:
+        return (set(owner.excluded_embed_metadata_keys) | set(keys.NOT_EMBEDDED)
+                | set(self.excluded_embed_metadata_keys))
 
     def _count(self, text: str) -> int:
         return approx_tokens(text) if self.tokenizer is None else len(self.tokenizer(text))
@@ -351,9 +354,9 @@ class OvisNodeParser(NodeParser):
 
     def _node(self, cls: type[TextNode], text: str, meta: dict[str, Any], owner: BaseNode,
               index: int, **extra: Any) -> TextNode:
-        empty = {key for key in (keys.HEADER_PATH,) if meta.get(key, "x").strip("/ ") == ""}
-        excluded = sorted(set(owner.excluded_embed_metadata_keys) | set(keys.NOT_EMBEDDED)
-                          | set(self.excluded_embed_metadata_keys) | empty)
+        no_headings = _header_path([], self.header_path_separator)
+        empty = {keys.HEADER_PATH} if meta.get(keys.HEADER_PATH) == no_headings else set()
+        excluded = sorted(self._not_embedded(owner) | empty)
         excluded_llm = sorted(set(owner.excluded_llm_metadata_keys) | set(keys.NOT_FOR_LLM)
                               | empty)
         node = cls(id_=self.id_func(index, owner), text=text,
