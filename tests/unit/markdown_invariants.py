@@ -19,6 +19,9 @@ _MD_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
 _IMG_TAG = re.compile(r"<img\b[^<>]*>", re.IGNORECASE)
 
 
+#: DeepSeek-OCR's grounding markers: layout, not words
+GROUNDING_MARKER = re.compile(r"<\|ref\|>[^<>]*?<\|/ref\|>[ \t]*<\|det\|>[^<>]*?<\|/det\|>")
+
 #: the documented reading of inline cell markup: superscript as ^x, subscript as _x,
 #: Markdown emphasis markers dropped
 SCRIPT_MARKS = {"sup": "^", "sub": "_"}
@@ -28,20 +31,26 @@ EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 def visible_words(markdown: str) -> set[str]:
     """The words a reader sees: markup, fences and image references removed."""
     text = re.sub(r"<!--.*?-->", " ", markdown, flags=re.DOTALL)
+    text = GROUNDING_MARKER.sub(" ", text)
     text = _FENCE_LINE.sub(" ", text)
     text = _MD_IMAGE.sub(lambda m: f" {m.group(1)} ", text)
     text = re.sub(r"<sup\b[^<>]*>", "^", text, flags=re.IGNORECASE)
     text = re.sub(r"<sub\b[^<>]*>", "_", text, flags=re.IGNORECASE)
     text = re.sub(r"</?(?:sup|sub|b|i|u|em|strong)\b[^<>]*>", "", text, flags=re.IGNORECASE)
     text = re.sub(r"<[^<>]*>", " ", text)
-    return set(re.findall(r"\w+", html.unescape(text).replace("think", "")))
+    words = re.findall(r"\w+", html.unescape(text).replace("think", ""))
+    # the subscript mark is read only inside cells: around a word it is no part of it
+    return {w.strip("_") for w in words if w.strip("_")}
 
 
 def lost_words(markdown: str, elements: list[Element]) -> set[str]:
     """Visible words that no element holds (as a word or inside one)."""
     covered = covered_words(elements)
     joined = " ".join(covered)
-    return {w for w in visible_words(markdown) - covered if w not in joined}
+    # markup may split a word where the reader joins it (stray text in a table)
+    unspaced = "".join("".join(e.text.split()) for e in elements)
+    return {w for w in visible_words(markdown) - covered if w not in joined
+            and re.sub(r"[_^]", "", w) not in unspaced}
 
 
 def covered_words(elements: list[Element]) -> set[str]:
@@ -50,7 +59,8 @@ def covered_words(elements: list[Element]) -> set[str]:
         parts += [e.text, e.latex or "", e.equation_number or "", e.src or ""]
         if e.table is not None:
             parts += [cell for row in e.table.rows for cell in row]
-    return set(re.findall(r"\w+", html.unescape(" ".join(parts))))
+    joined = " ".join(parts)   # prose keeps inline HTML as written: read it the same way
+    return set(re.findall(r"\w+", html.unescape(joined))) | visible_words(joined)
 
 
 class _Cells(HTMLParser):
@@ -178,7 +188,8 @@ def _inside(position: int, elements: list[Element], kinds: tuple[str, ...]) -> b
 
 def _check_accounted(markdown: str, elements: list[Element]) -> None:
     for match in re.finditer(r"^[ \t]*(#{1,6})[ \t]+(.*)$", markdown, re.MULTILINE):
-        words = re.findall(r"\w", re.sub(r"<[^<>]*>|!\[[^\]]*\]\([^)]*\)", "", match.group(2)))
+        title = GROUNDING_MARKER.sub("", match.group(2))
+        words = re.findall(r"\w", re.sub(r"<[^<>]*>|!\[[^\]]*\]\([^)]*\)", "", title))
         if words and "<table" not in match.group(2).lower() and not _inside(
                 match.start(1), elements, ("code",)):
             assert _inside(match.start(1), elements, ("heading", "page_furniture")), match

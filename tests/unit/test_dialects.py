@@ -257,6 +257,12 @@ FRAGMENTS = st.sampled_from([
     '<img src="imgs/img_in_image_box_1_2_30_40.jpg" />', "![alt](x.png)", "![](y.jpg)",
     '<img src="images/bbox_1_2_30_40.jpg" />', "<!-- image -->", "Figure 1:", "Table 2",
     "\\tag{5}", "\n", "\n\n", " ", "&amp;",
+    # grounding markers, inline cell markup, setext underlines, placeholder references
+    "<|ref|>title<|/ref|><|det|>[[10, 10, 500, 40]]<|/det|>\n",
+    "<|ref|>image<|/ref|><|det|>[[1, 2, 30, 40], [50, 2, 90, 40]]<|/det|>",
+    "<|ref|>table_caption<|/ref|><|det|>[[5, 5, 1, 1]]<|/det|>", "<br>", "<b>", "</b>",
+    "<sup>", "</sup>", "<sub>", "</sub>", "**", "\n===\n", "\n---\n",
+    "<img>a chart</img>", "[tbl-0.html](tbl-0.html)",
 ])
 WORDS = st.from_regex(r"[A-Za-z][a-z0-9]{0,7}", fullmatch=True)
 
@@ -360,3 +366,88 @@ def test_placeholder_references_carry_no_text_into_prose():
                                                            elements=elements)])
     (chunk,) = chunk_document(doc)
     assert "tbl-0" not in chunk.text and "</img>" not in chunk.text
+
+
+QWEN_HTML = """```html
+<html><body>
+<h1 data-bbox="120 45 880 90">Annual Report 2019</h1>
+<p data-bbox="100 120 900 300">The fleet <b>grew</b> to 5 m<sup>2</sup> of H<sub>2</sub>O
+tanks.</p><h2 data-bbox="120 305 600 318">Harbours</h2>
+<ul data-bbox="100 320 900 340"><li>North</li><li><i>South</i></li></ul>
+<div class="image" data-bbox="100 350 500 600"><img data-bbox="100 350 500 600"/></div>
+<p class="caption" data-bbox="100 610 900 640">Figure 1: Maps of the two harbours.</p>
+<div class="formula" data-bbox="100 645 900 660">E = mc^2</div>
+<table data-bbox="100 665 900 900"><tr><th>Harbour</th><th>Calls</th></tr>
+<tr><td>North</td><td>12</td></tr></table>
+<address class="footer" data-bbox="400 950 600 980">Harbour Board, 2019</address>
+<p data-bbox="100 905 900 940">The survey went on until the"""
+
+
+def test_an_html_document_page_parses_into_the_same_elements():
+    elements = parse_page(QWEN_HTML, 1, width=1000, height=2000, page_size_pt=(500.0, 1000.0))
+    assert [(e.kind, e.level, e.text) for e in elements] == [
+        ("heading", 1, "Annual Report 2019"),
+        ("paragraph", None, "The fleet grew to 5 m^2 of H_2O\ntanks."),
+        ("heading", 2, "Harbours"),
+        ("list", None, "- North\n- South"),
+        ("figure", None, ""),
+        ("caption", None, "Figure 1: Maps of the two harbours."),
+        ("formula", None, "E = mc^2"),
+        ("table", None, "Harbour | Calls\nNorth: 12 (Calls)"),
+        ("page_furniture", None, "Harbour Board, 2019"),
+        ("paragraph", None, "The survey went on until the")]   # cut off, never closed
+    heading, _, _, items, figure, _, formula, table, _, _ = elements
+    assert heading.bbox == (120, 45, 880, 90) and heading.pixel_bbox == (120, 90, 880, 180)
+    assert heading.pdf_bbox == (60, 45, 440, 90)
+    assert items.bbox == (100, 320, 900, 340) and figure.bbox == (100, 350, 500, 600)
+    assert formula.latex == "E = mc^2" and table.bbox == (100, 665, 900, 900)
+    assert table.table is not None and table.table.rows == [["Harbour", "Calls"], ["North", "12"]]
+    assert QWEN_HTML[figure.span[0]:figure.span[1]].startswith('<div class="image"')
+    check_page(QWEN_HTML, elements, max_tokens=64)
+
+
+def test_a_tag_cut_off_at_the_end_of_an_html_document_is_markup():
+    page = '<html><body><p data-bbox="1 2 300 40">Last words</p><p data-bbox="1 50'
+    (paragraph,) = parse_page(page, 1)
+    assert paragraph.text == "Last words"
+
+
+def test_html_document_boxes_in_pixels_are_scaled_by_the_image_sent():
+    page = '<html><body><p data-bbox="130 170 1170 1530">Qwen2.5-VL counts pixels.</p>'
+    (paragraph,) = parse_page(page, 1, width=1300, height=1700)
+    assert paragraph.bbox == (100, 100, 900, 900)
+    (unknown,) = parse_page(page, 1)   # no image size: no box rather than a wrong one
+    assert unknown.bbox is None and unknown.text == "Qwen2.5-VL counts pixels."
+
+
+def test_a_markdown_page_with_html_wrappers_is_no_html_document():
+    page = '<p align="center">Centred title</p>\n\n# Heading\n\n<b>bold</b> stays'
+    assert [(e.kind, e.text) for e in parse_page(page, 1)] == [
+        ("paragraph", "Centred title"), ("heading", "Heading"), ("paragraph", "<b>bold</b> stays")]
+
+
+HTML_FRAGMENTS = st.sampled_from([
+    '<h1 data-bbox="10 10 500 40">', "</h1>", "<h3>", "</h3>", '<p data-bbox="10 50 900 90">',
+    "</p>", "<p>", '<p class="caption" data-bbox="1 2 300 40">', "<br>", "&amp;",
+    '<div class="image" data-bbox="100 100 400 400">', '<img data-bbox="100 100 400 400"/>',
+    '<img data-bbox="5 5 1 1">', "</div>", '<ul data-bbox="5 5 50 50">', "<ol>", "<li>",
+    "</li>", "</ul>", "<b>", "</b>", "<i>", "<sup>", "</sup>", "<sub>", "</sub>", "<span>",
+    "</span>", '<table data-bbox="1 1 900 900">', "<tr>", "<td>", "</td>", "</tr>", "</table>",
+    '<address class="footer">', "</address>", '<div class="formula" data-bbox="0 0 10 10">',
+    "$$", "\n", "\n\n", " ", '<img src="x.png" alt="A map">',
+    "\\frac{a}{b}",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.booleans(), st.lists(st.one_of(HTML_FRAGMENTS, WORDS), max_size=60).map("".join),
+       st.booleans())
+def test_html_document_properties(fenced, body, closed):
+    page = ("```html\n" if fenced else "") + "<html><body>" + body
+    page += ("</body></html>" + ("\n```" if fenced else "")) if closed else ""
+    elements = parse_page(page, 1, width=100, height=100, page_size_pt=(72.0, 72.0))
+    check_page(page, elements, max_tokens=32)
+    for element in elements:
+        assert "\x00" not in element.text
+        assert "data-bbox" not in element.text or element.kind in ("formula", "table")
+        assert element.bbox is None or all(0 <= v <= 999 for v in element.bbox)

@@ -58,7 +58,7 @@ def read_image_ref(match: re.Match[str]) -> ImageRef:
         src, alt = match.group("src"), match.group("alt")
     else:
         tag = match.group("tag")
-        src, alt = _attribute(tag, "src"), _attribute(tag, "alt") or ""
+        src, alt = attribute(tag, "src"), attribute(tag, "alt") or ""
     alt = html.unescape(alt).strip()
     if not src:
         return ImageRef(src=None, alt=alt)
@@ -70,8 +70,9 @@ def read_image_ref(match: re.Match[str]) -> ImageRef:
                     pixel_box=_box(pixel) if pixel else None)
 
 
-def _attribute(tag: str, name: str) -> str | None:
-    found = re.search(_ATTRIBUTE.format(name=name), tag, re.IGNORECASE)
+def attribute(tag: str, name: str) -> str | None:
+    """The value of attribute ``name`` in an HTML tag (quoted or not), or None."""
+    found = re.search(_ATTRIBUTE.format(name=re.escape(name)), tag, re.IGNORECASE)
     if found is None:
         return None
     return next(g for g in found.groups() if g is not None)

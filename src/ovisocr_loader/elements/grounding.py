@@ -21,8 +21,11 @@ from .model import Element
 MARKER = re.compile(r"<\|ref\|>(?P<label>[^<>]{0,80}?)<\|/ref\|>[ \t]*"
                     r"<\|det\|>(?P<boxes>[^<>]{0,2000}?)<\|/det\|>")
 _NUMBERS = re.compile(r"\[\s*(\d{1,6})\s*,\s*(\d{1,6})\s*,\s*(\d{1,6})\s*,\s*(\d{1,6})\s*\]")
-_HEADINGS = {"title": 1, "sub_title": 2, "subtitle": 2, "section_title": 2}
+_HEADINGS = {"title": 1, "sub_title": 2, "subtitle": 2, "section_title": 2,
+             **{f"h{level}": level for level in range(1, 7)}}
 _FIGURES = {"image", "figure", "chart", "picture"}
+_FORMULAS = {"equation", "formula"}
+_FURNITURE = {"header", "footer", "page_header", "page_footer", "page-header", "page-footer"}
 
 #: builds a figure element with its boxes in every frame from a box in the model frame
 FigureFactory = Callable[[Box, tuple[int, int]], Element]
@@ -34,6 +37,8 @@ class Marker:
     end: int
     label: str
     boxes: list[Box]
+    #: where the marked block ends, when known (an HTML block's closing tag)
+    limit: int | None = None
 
 
 def read_markers(text: str) -> list[Marker]:
@@ -56,7 +61,7 @@ def apply_markers(elements: list[Element], markers: list[Marker], figure: Figure
     markers that head no element)."""
     out = list(elements)
     for position, marker in enumerate(markers):
-        stop = markers[position + 1].start if position + 1 < len(markers) else None
+        stop = _window_end(markers, position)
         target = next((e for e in out if e.span[0] >= marker.end
                        and (stop is None or e.span[0] < stop)), None)
         if marker.label in _FIGURES and (target is None or target.kind != "figure"):
@@ -67,6 +72,13 @@ def apply_markers(elements: list[Element], markers: list[Marker], figure: Figure
         if target is not None:
             _ground(target, marker, figure)
     return out
+
+
+def _window_end(markers: list[Marker], position: int) -> int | None:
+    """Where the block a marker heads must start by: the next marker or its own end."""
+    ends = [markers[position + 1].start] if position + 1 < len(markers) else []
+    limit = markers[position].limit
+    return min([*ends, limit] if limit is not None else ends, default=None)
 
 
 def _ground(element: Element, marker: Marker, figure: FigureFactory) -> None:
@@ -81,8 +93,10 @@ def _ground(element: Element, marker: Marker, figure: FigureFactory) -> None:
         element.kind, element.level = "heading", _HEADINGS[marker.label]
     elif marker.label.endswith("caption"):
         element.kind = "caption"
-    elif marker.label == "equation" and element.kind == "paragraph":
+    elif marker.label in _FORMULAS and element.kind == "paragraph":
         element.kind, element.latex = "formula", element.text
+    elif marker.label in _FURNITURE:
+        element.kind = "page_furniture"
 
 
 def _union(boxes: list[Box]) -> Box:

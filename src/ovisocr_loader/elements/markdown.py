@@ -31,6 +31,7 @@ from .figures import (
 )
 from .formulas import split_formula
 from .grounding import apply_markers, read_markers
+from .html_document import DELETED, read_html_document
 from .model import Element, ElementKind, TableData
 from .normalise import normalise_page
 from .tables import parse_pipe_table, parse_table
@@ -59,6 +60,12 @@ class PageGeometry:
     page_size_pt: tuple[float, float] | None = None
     rotation: int = 0
 
+    @property
+    def sent_size(self) -> tuple[int, int]:
+        """The image as sent to the model (the stored page, turned)."""
+        turned = self.rotation in (90, 270)
+        return (self.height, self.width) if turned else (self.width, self.height)
+
 
 def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int = 0,
                page_size_pt: tuple[float, float] | None = None, rotation: int = 0
@@ -69,12 +76,16 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
     ``rotation`` the image sent was turned that far clockwise, and figure boxes
     (in the sent image's frame) are mapped back onto the stored page.
     """
-    text = normalise_page(markdown)
     geometry = PageGeometry(width, height, page_size_pt, rotation)
+    document = read_html_document(markdown, geometry.sent_size)
+    text = normalise_page(document.text if document else markdown)
     elements: list[Element] = []
     for block in split_blocks(text):
         elements.extend(_elements(block, markdown, text, page_number, geometry))
-    markers = read_markers(markdown)
+    markers = sorted(read_markers(markdown) + (document.markers if document else []),
+                     key=lambda marker: marker.start)
+    if document:
+        _drop_deleted(elements)
     if markers:
         elements = apply_markers(elements, markers, lambda box, span: _figure(
             ImageRef(src=None, alt="", model_box=box), span, page_number, geometry))
@@ -131,6 +142,15 @@ def _elements(block: Block, original: str, text: str, page: int, geometry: PageG
     return _with_figures(kind, source, block.start, page, geometry)
 
 
+def _drop_deleted(elements: list[Element]) -> None:
+    """Element text never holds what a rewrite deleted (formulas and code keep their
+    source as written, so they may)."""
+    for element in elements:
+        element.text = element.text.replace(DELETED, "")
+        if element.latex:
+            element.latex = element.latex.replace(DELETED, "")
+
+
 def _code_text(source: str) -> str:
     lines = source.strip().split("\n")
     closed = len(lines) > 1 and lines[-1].strip()[:3] in ("```", "~~~")
@@ -145,7 +165,7 @@ def _code_text(source: str) -> str:
 
 def clean_text(source: str) -> str:
     """Prose as it reads: ``<br>`` as a line break, gaps left by blanked markup closed."""
-    lines = _BREAK.sub("\n", source).split("\n")
+    lines = _BREAK.sub("\n", source.replace(DELETED, "")).split("\n")
     return "\n".join(_INNER_SPACES.sub(" ", line.rstrip()) for line in lines).strip()
 
 
@@ -216,7 +236,7 @@ def _turned_figure(ref: ImageRef, span: tuple[int, int], page: int, geometry: Pa
     """A figure of a page sent turned: ``bbox`` stays in the frame of the image sent
     (what the model saw); pixel and point boxes are on the page as stored."""
     width, height, points = geometry.width, geometry.height, geometry.page_size_pt
-    sent_w, sent_h = (height, width) if geometry.rotation in (90, 270) else (width, height)
+    sent_w, sent_h = geometry.sent_size
     bbox = ref.model_box
     if bbox is None and ref.pixel_box is not None and width and height:
         bbox = to_model_frame(ref.pixel_box, sent_w, sent_h)

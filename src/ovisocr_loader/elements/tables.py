@@ -71,7 +71,9 @@ def _read_rows(table: Tag, grid: _Grid) -> None:
         if not isinstance(tr, Tag) or tr.find_parent("table") is not table:
             continue
         row: list[str] = []
-        cells = [c for c in tr.find_all(["td", "th"], recursive=False) if isinstance(c, Tag)]
+        # a cell of this row, even wrapped in stray markup (``<tr><b><td>``)
+        cells = [c for c in tr.find_all(["td", "th"]) if isinstance(c, Tag)
+                 and c.find_parent(["tr", "td", "th"]) is tr]
         col, wide, tall = 0, False, 1
         for cell in cells:
             col = _fill_pending(row, pending, col)
