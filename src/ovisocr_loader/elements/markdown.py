@@ -157,8 +157,10 @@ def _code_text(source: str) -> str:
     if closed:
         lines = lines[:-1]
     info = lines[0].strip()[3:].strip()
-    # in a closed fence a one-word info string is the language; otherwise it is text
-    language = closed and len(lines) > 1 and re.fullmatch(r"[\w+#.-]*", info)
+    # in a closed fence around code a one-word info string is the language; otherwise
+    # (an open or empty fence) it is text
+    language = closed and any(line.strip() for line in lines[1:]) and re.fullmatch(
+        r"[\w+#.-]*", info)
     head = [] if language else [info]
     return "\n".join([*head, *lines[1:]]).strip("\n")
 
