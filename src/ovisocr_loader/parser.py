@@ -19,6 +19,7 @@ from typing import Any, Literal
 from ._sync import iterate_sync, run_sync
 from .cache import CacheLayout
 from .client.adaptive import AdaptivePolicy
+from .client.request import resolve_prompt
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import ParsedDocument
 from .paths import user_path
@@ -98,6 +99,10 @@ class OvisParser:
     ``figures="crop"`` attaches a PNG crop of every figure to its element
     (``image_png``) and, with ``figures_dir``, writes it there (``image_path``);
     crops are cut while the page image is in flight, so no page image is kept.
+
+    ``prompt`` replaces OvisOCR2's prompt, to run another document VLM served the
+    same way: a name from ``PROMPTS`` (``"glm-ocr"``) or the text itself. The rest
+    of the request stays OvisOCR2's contract (docs/eval.md says what that means).
     """
 
     def __init__(
@@ -123,6 +128,7 @@ class OvisParser:
         server_wait: float | None = None,
         max_concurrency: int = 256,
         orientation: Literal["off", "auto"] = "off",
+        prompt: str | None = None,
     ) -> None:
         if concurrency != "auto" and (not isinstance(concurrency, int) or concurrency < 1):
             raise ValueError(f'concurrency must be "auto" or an int >= 1, got {concurrency!r}')
@@ -152,6 +158,7 @@ class OvisParser:
             cache_dir=user_path(cache_dir) if cache_dir is not None else None,
             cache_layout=cache_layout,
             adaptive=AdaptivePolicy(start=min(16, max_concurrency), maximum=max_concurrency),
+            prompt=resolve_prompt(prompt),
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
 

@@ -18,7 +18,7 @@ from .client.adaptive import AdaptivePolicy
 from .client.endpoints import EndpointPool
 from .client.limiter import Limiter
 from .client.page_client import PageClient, PageOutcome
-from .client.request import RequestRecipe
+from .client.request import PROMPT, RequestRecipe
 from .client.transport import Transport
 from .client.tuner import ConcurrencyTuner
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
@@ -54,6 +54,7 @@ class ParserSettings:
     cache_dir: str | None = None
     cache_layout: CacheLayout = "sqlite"
     adaptive: AdaptivePolicy = field(default_factory=AdaptivePolicy)
+    prompt: str = PROMPT
 
     @property
     def auto(self) -> bool:
@@ -132,7 +133,8 @@ class Session:
     def recipe(self, model: str) -> RequestRecipe:
         """What every request of this session asks for (and what the cache key hashes)."""
         s = self.settings
-        return RequestRecipe(model, s.guard, s.render.min_pixels, s.render.max_pixels)
+        return RequestRecipe(model, s.guard, s.render.min_pixels, s.render.max_pixels,
+                             s.prompt)
 
     async def _resolve_model(self) -> str:
         try:

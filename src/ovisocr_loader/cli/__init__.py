@@ -1,5 +1,7 @@
 """The ``ovisocr`` command: parse files, measure an endpoint, or run the simulator.
 
+``ovisocr eval OUTPUTS --reference REFS`` scores a run (word F1) and ``ovisocr compare
+A B`` puts two runs head to head.
 ``ovisocr review PATH... -o DIR`` writes a static site showing every page beside
 its elements. ``ovisocr parse PATH...`` writes one output per input, shows progress and a
 summary, and exits 0 (all parsed), 1 (some page or file failed), 2 (nothing
@@ -14,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from .arguments import EXIT_INTERRUPTED, build
+from .eval_command import run_compare, run_eval
 from .other_commands import run_bench, run_simulate
 from .parse_command import run_parse
 from .review_command import run_review
@@ -29,6 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_bench(args)
         if args.command == "review":
             return run_review(args)
+        if args.command == "eval":
+            return run_eval(args)
+        if args.command == "compare":
+            return run_compare(args)
         return run_parse(args)
     except KeyboardInterrupt:
         print("ovisocr: interrupted", file=sys.stderr)

@@ -73,6 +73,13 @@ def build() -> argparse.ArgumentParser:
     _review_command(sub.add_parser(
         "review", help="a static site showing each page beside what was extracted from it",
         epilog=ENVIRONMENT, formatter_class=argparse.RawTextHelpFormatter))
+    _eval_command(sub.add_parser(
+        "eval", help="word F1 of parsed documents against reference transcriptions (or of\n"
+        "scans parsed at several DPIs)", epilog=EVAL_EPILOG,
+        formatter_class=argparse.RawTextHelpFormatter))
+    _compare_command(sub.add_parser(
+        "compare", help="two runs of the same documents head to head", epilog=EVAL_EPILOG,
+        formatter_class=argparse.RawTextHelpFormatter))
     _bench_command(sub.add_parser(
         "bench", help="measure an endpoint: pages/min and latency per concurrency level",
         formatter_class=argparse.RawTextHelpFormatter))
@@ -116,8 +123,8 @@ def _review_command(r: argparse.ArgumentParser) -> None:
     _progress_option(r)
 
 
-def _parser_options(p: argparse.ArgumentParser) -> None:
-    """What reading a page takes: shared by ``parse`` and ``review``."""
+def _parser_options(p: argparse.ArgumentParser, *, dpi: bool = True) -> None:
+    """What reading a page takes: shared by ``parse``, ``review`` and ``eval``."""
     p.add_argument("--pages", type=page_ranges, metavar="RANGES",
                    help="only these 1-based pages of each input, e.g. 1-3,7 (default: all)")
     p.add_argument("--base-url", action="append", metavar="URL",
@@ -127,14 +134,18 @@ def _parser_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="NAME",
                    help="served model name, checked against /v1/models (default:\n"
                         "$OVISOCR_MODEL, else the first model the server lists)")
+    p.add_argument("--prompt", metavar="NAME|TEXT",
+                   help="the page prompt: ovisocr2 (default, the model card's), glm-ocr,\n"
+                        "or the text to send, for another document VLM")
     p.add_argument("--concurrency", type=concurrency, default="auto", metavar="N|auto",
                    help="requests in flight over all inputs: a number, or auto to find and\n"
                         "track the server's throughput elbow (default: auto)")
     p.add_argument("--max-concurrency", type=number(int, 1, 4096), default=256, metavar="N",
                    help="upper bound of --concurrency auto, per server (default: 256)")
-    p.add_argument("--dpi", type=number(float, 72, 1200), default=150, metavar="DPI",
-                   help="render resolution in dots per inch, 72-1200 (default: 150;\n"
-                        "below 150 tables fuse)")
+    if dpi:
+        p.add_argument("--dpi", type=number(float, 72, 1200), default=150, metavar="DPI",
+                       help="render resolution in dots per inch, 72-1200 (default: 150;\n"
+                            "below 150 tables fuse)")
     p.add_argument("--orientation", choices=("off", "auto"), default="off",
                    help="auto: turn sideways or upside-down pages upright before sending\n"
                         "(needs the orientation extra; default: off)")
@@ -150,6 +161,55 @@ def _parser_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--server-wait", type=number(float, 0), default=600.0, metavar="SECONDS",
                    help="when the server stops answering mid-run (a restart), wait this\n"
                         "long before recording the remaining pages as errors (default: 600)")
+
+
+EVAL_EPILOG = """word F1 (docs/eval.md): bag of words, Unicode-normalised and case-folded, markup
+removed, CJK one word per character; mean, median and 10th percentile per run.
+
+exit status: 0 every document scored; 1 scored, but some document had no
+reference, could not be read, or its page references did not match; 2 nothing
+to score (no outputs, no references, no document with both)."""
+
+
+def dpi_list(text: str) -> list[float]:
+    """``100,150,200`` -> [100.0, 150.0, 200.0], each within 72-1200."""
+    check = number(float, 72, 1200)
+    values = [check(part.strip()) for part in text.split(",") if part.strip()]
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one DPI, e.g. 150 or 100,150,200")
+    return list(dict.fromkeys(values))
+
+
+def _eval_command(e: argparse.ArgumentParser) -> None:
+    e.add_argument("paths", nargs="+", metavar="OUTPUTS|SCANS",
+                   help="what `ovisocr parse` wrote (.md or .json files, or folders of\n"
+                        "them), or scans to parse now at each --dpi")
+    _reference_options(e, required=True)
+    e.add_argument("--dpi", type=dpi_list, default=[150.0], metavar="DPI[,DPI...]",
+                   help="with scans: parse at each of these resolutions and report F1\n"
+                        "and pages/min per DPI (default: 150)")
+    _parser_options(e, dpi=False)
+
+
+def _compare_command(c: argparse.ArgumentParser) -> None:
+    c.add_argument("a", metavar="A", help="the first run: a folder or file of .md/.json outputs")
+    c.add_argument("b", metavar="B", help="the second run, same documents")
+    _reference_options(c, required=False)
+    c.add_argument("--tie-margin", type=number(float, 0, 1), default=0.005, metavar="F1",
+                   help="F1 differences up to this are ties (default: 0.005)")
+    c.add_argument("--plot", metavar="DIR",
+                   help="write scatter.svg (F1 of A against B) and histogram.svg in DIR")
+
+
+def _reference_options(p: argparse.ArgumentParser, *, required: bool) -> None:
+    p.add_argument("--reference", action="append", required=required, metavar="REFS",
+                   help="reference transcriptions (.txt/.md), a folder or files, matched\n"
+                        "by name or file stem; form feeds split pages"
+                        + ("" if required else "\n(without: how far A and B agree)"))
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                   help="table (default), json, or csv with one row per document")
+    p.add_argument("--worst", type=number(int, 0), default=5, metavar="N",
+                   help="list the N lowest-scoring (or most different) documents (default: 5)")
 
 
 def _progress_option(p: argparse.ArgumentParser) -> None:

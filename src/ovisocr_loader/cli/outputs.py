@@ -6,7 +6,8 @@
 - ``-o -``: stdout, Markdown documents one after another, or JSON lines.
 
 Every Markdown file starts with a comment naming its source, and marks each
-page with ``<!-- page N -->`` (plus ``: blank``, ``: loop_trimmed`` or the error).
+page with ``<!-- page N -->`` (plus ``: blank``, ``: loop_trimmed``, ``: truncated`` or
+the error).
 """
 
 from __future__ import annotations
@@ -116,5 +117,7 @@ def render_markdown(doc: ParsedDocument, note: str = "") -> str:
             mark += ": blank"
         elif page.loop_trimmed:
             mark += ": loop_trimmed"
+        elif page.truncated:
+            mark += ": truncated"
         parts.append(mark + " -->\n\n" + page.markdown if page.markdown else mark + " -->")
     return "\n\n".join(parts) + "\n"

@@ -73,7 +73,8 @@ def parser_options(args: argparse.Namespace) -> dict[str, Any]:
             "max_concurrency": args.max_concurrency,
             "first_token_timeout": args.first_token_timeout,
             "page_timeout": args.page_timeout, "cache_dir": args.cache,
-            "server_wait": args.server_wait, "orientation": args.orientation}
+            "server_wait": args.server_wait, "orientation": args.orientation,
+            "prompt": args.prompt}
 
 
 def check_inputs(paths: list[str]) -> tuple[list[Path], list[str]]:

@@ -24,6 +24,19 @@ PROMPT = (
     "Markdown. Preserve the original text without translation or paraphrasing."
 )
 PROMPT_VERSION = "ovisocr2-card-v1"
+#: GLM-OCR's page prompt (its model card's "Text Recognition:" task).
+GLM_OCR_PROMPT = "Text Recognition:"
+#: Prompts by name, for ``prompt=`` and ``--prompt``; any other value is sent as written.
+PROMPTS = {"ovisocr2": PROMPT, "glm-ocr": GLM_OCR_PROMPT}
+
+
+def resolve_prompt(prompt: str | None) -> str:
+    """The text to send: OvisOCR2's prompt by default, a named prompt, or ``prompt`` itself."""
+    if prompt is None:
+        return PROMPT
+    if not prompt.strip():
+        raise ValueError(f"prompt must hold text or name one of {sorted(PROMPTS)}")
+    return PROMPTS.get(prompt.strip().lower(), prompt)
 
 
 @dataclass(frozen=True)
@@ -54,7 +67,8 @@ def image_data_url(png: bytes) -> str:
 
 
 def build_request(model: str, png: bytes, params: DecodeParams, *,
-                  min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS) -> ChatRequest:
+                  min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS,
+                  prompt: str = PROMPT) -> ChatRequest:
     """Build one streaming chat-completions request for one page image.
 
     The first pass never carries a penalty: ``frequency_penalty`` is only sent
@@ -67,7 +81,7 @@ def build_request(model: str, png: bytes, params: DecodeParams, *,
             "role": "user",
             "content": [
                 {"type": "image_url", "image_url": {"url": image_data_url(png)}},
-                {"type": "text", "text": PROMPT},
+                {"type": "text", "text": prompt},
             ],
         }],
         "temperature": 0.0,
@@ -102,6 +116,8 @@ class RequestRecipe:
     guard: GuardPolicy = field(default_factory=GuardPolicy)
     min_pixels: int = MIN_PIXELS
     max_pixels: int = MAX_PIXELS
+    #: the text part of every request (another model's prompt to compare models)
+    prompt: str = PROMPT
 
     def first(self) -> DecodeParams:
         """Greedy, no penalty (penalties distort legitimate repetition)."""
@@ -120,7 +136,7 @@ class RequestRecipe:
 
     def build(self, png: bytes, params: DecodeParams) -> ChatRequest:
         return build_request(self.model, png, params, min_pixels=self.min_pixels,
-                             max_pixels=self.max_pixels)
+                             max_pixels=self.max_pixels, prompt=self.prompt)
 
     def fingerprint(self) -> dict[str, Any]:
         """What can change a page's answer: every request as sent (without the image)

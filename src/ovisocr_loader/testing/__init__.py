@@ -32,6 +32,7 @@ from .scripts import (
     long_markdown,
     synthetic_markdown,
     tokenize,
+    with_word_errors,
 )
 from .server import DEFAULT_MODEL, RequestRecord, Simulator
 
@@ -68,5 +69,6 @@ __all__ = [
     "text_page",
     "tokenize",
     "turned",
+    "with_word_errors",
     "write_pdf",
 ]

@@ -12,7 +12,7 @@ import hashlib
 import random
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 LoopKind = Literal["digits", "o", "emoji", "think"]
@@ -86,6 +86,16 @@ class PageScript:
     loop_after: int | None = None
     loop_on_retry: bool = False
     faults: dict[int, Fault] = field(default_factory=dict)
+    #: (width in pixels, word error rate): an image narrower than that is read with
+    #: that share of its words wrong, as a low DPI fuses small print
+    low_resolution: tuple[int, float] | None = None
+
+    def for_image(self, width: int, seed: int = 0) -> PageScript:
+        """The script for an image ``width`` pixels wide."""
+        if self.low_resolution is None or width >= self.low_resolution[0]:
+            return self
+        return replace(self, markdown=with_word_errors(self.markdown, self.low_resolution[1],
+                                                       seed))
 
     def tokens(self, *, greedy_unpenalized: bool) -> Iterator[str]:
         """The token stream for one request (infinite for a loop)."""
@@ -96,6 +106,36 @@ class PageScript:
         cut = self.loop_after if self.loop_after is not None else len(self.markdown) // 2
         yield from tokenize(self.markdown[:cut])
         yield from _loop_tokens(self.loop or "digits")
+
+
+_PLAIN_WORD = re.compile(r"^([A-Za-z]+)([.,;:!?]?)$")
+
+
+def with_word_errors(text: str, rate: float, seed: int = 0) -> str:
+    """``text`` with ``round(rate * n)`` of its ``n`` plain words (letters, with at most
+    one trailing punctuation mark) replaced by words that are in no reference
+    (``zqa``, ``zqb`` ...), chosen at random from ``seed``. For text made of plain words
+    the word-level F1 of the result against ``text`` is exactly ``1 - rate`` (rounded
+    to whole words): precision and recall both lose the same words."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"rate must be between 0 and 1, got {rate}")
+    tokens = re.split(r"(\s+)", text)
+    plain = [i for i, token in enumerate(tokens) if _PLAIN_WORD.match(token)]
+    chosen = random.Random(seed).sample(plain, round(rate * len(plain)))
+    for number, index in enumerate(sorted(chosen)):
+        match = _PLAIN_WORD.match(tokens[index])
+        assert match is not None
+        tokens[index] = _wrong_word(number) + match.group(2)
+    return "".join(tokens)
+
+
+def _wrong_word(number: int) -> str:
+    letters = ""
+    number += 1
+    while number:
+        number, rest = divmod(number - 1, 26)
+        letters = chr(ord("a") + rest) + letters
+    return "zq" + letters
 
 
 def _loop_tokens(kind: LoopKind) -> Iterator[str]:

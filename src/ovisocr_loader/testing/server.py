@@ -365,6 +365,7 @@ class Simulator:
             markdown = PANGRAM if record.page_key == "blank" else \
                 synthetic_markdown(record.page_key.encode(), self.synthetic_tokens)
             script = PageScript(markdown)
+        script = script.for_image(record.image_width or 0, seed=record.page_id or 0)
         tokens = script.tokens(greedy_unpenalized=record.greedy_unpenalized)
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16384)
         assert self._seqs is not None

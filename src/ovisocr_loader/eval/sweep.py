@@ -1,0 +1,65 @@
+"""The field report's DPI study in one call: parse the same scans at each DPI, score
+every run against the references, and time it.
+
+Pages per minute is the wall-clock rate of the whole run at that DPI (rendering,
+requests, parsing), as a user would see it; with a cache, use a fresh one per study
+or the rate measures the cache.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..parser import OvisParser
+from ..pipeline import DocumentJob
+from .runs import Reference, Run, from_document
+from .scores import Evaluation, Summary, evaluate, summarise
+
+
+@dataclass(frozen=True)
+class DpiResult:
+    dpi: float
+    summary: Summary
+    evaluation: Evaluation
+    pages: int
+    seconds: float
+
+    @property
+    def pages_per_minute(self) -> float:
+        return self.pages / self.seconds * 60 if self.seconds > 0 else float("nan")
+
+
+def dpi_sweep(scans: Sequence[str | Path], references: dict[str, Reference],
+              dpis: Sequence[float], *, password: str | None = None,
+              pages: Sequence[int] | None = None, **parser_options: Any) -> list[DpiResult]:
+    """Parse ``scans`` (their ``pages``, default all) once per DPI with
+    ``OvisParser(dpi=..., **parser_options)``."""
+    results = []
+    for dpi in dpis:
+        parser = OvisParser(**{**parser_options, "dpi": dpi})
+        started = time.monotonic()
+        run = Run()
+        jobs = [DocumentJob(str(s), password, list(pages) if pages else None) for s in scans]
+        for doc in parser.parse_many(jobs):
+            path = Path(doc.source)
+            run.documents[path.stem] = from_document(doc, path.stem, path)
+        seconds = time.monotonic() - started
+        evaluation = evaluate(run, references)
+        count = sum(len(d.pages) for d in run.documents.values())
+        results.append(DpiResult(dpi, summarise(evaluation), evaluation, count, seconds))
+    return results
+
+
+def sweep_report(results: Sequence[DpiResult]) -> str:
+    """One line per DPI: F1 mean, median and p10, pages, pages per minute, failures."""
+    lines = ["  dpi  documents   mean  median    p10  pages  pages/min  failed"]
+    for r in results:
+        s = r.summary
+        lines.append(f"{r.dpi:5g}  {s.documents:9d}  {s.mean:.3f}   {s.median:.3f}  "
+                     f"{s.p10:.3f}  {r.pages:5d}  {r.pages_per_minute:9.0f}  "
+                     f"{s.flagged['failed']:6d}")
+    return "\n".join(lines) + "\n"
