@@ -15,6 +15,7 @@ EXPECTED = {
     "vector_store_qdrant.py": "LangChain: page 2: Baltic: 8,310 (2019), 9,875 (2018)",
     "langchain_quickstart.py": "['Title', 'NarrativeText', 'Table']",
     "ray_scans.py": "23 rows: 20 pages, 3 failed",
+    "eval_dpi_study.py": "100 DPI: mean F1 0.75 over 3 documents, 3 pages",
     "review_site.py": "wrote index.html; turned upright: {'fax.pdf': 270, 'report.pdf': 0}",
 }
 

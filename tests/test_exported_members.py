@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import ovisocr_loader
+import ovisocr_loader.eval
 import ovisocr_loader.langchain
 import ovisocr_loader.llama_index
 import ovisocr_loader.testing
@@ -11,7 +12,7 @@ import ovisocr_loader.testing
 
 def test_all_names_exist_and_every_public_name_is_listed():
     for module in (ovisocr_loader, ovisocr_loader.testing, ovisocr_loader.llama_index,
-                   ovisocr_loader.langchain):
+                   ovisocr_loader.langchain, ovisocr_loader.eval):
         public = {n for n in vars(module) if not n.startswith("_")} - {
             n for n, v in vars(module).items() if type(v).__name__ == "module"}
         assert set(module.__all__) == public | (set(module.__all__) & {"__version__"})

@@ -6,7 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import statistics
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -169,3 +172,16 @@ def test_bad_inputs_get_clear_messages_and_exit_codes(ovis_simulator: Simulator,
     assert "not both" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "out"), str(tmp_path / "missing")]) == 2
     assert "missing: no such file or folder" in capsys.readouterr().err
+
+
+def test_the_worked_example_in_the_docs_prints_what_the_docs_show(tmp_path: Path):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "eval.md").read_text()
+    found = re.search(r"## Worked example.*?```python\n(.*?)```.*?```text\n(.*?)```", text,
+                      re.DOTALL)
+    assert found is not None
+    script = tmp_path / "worked.py"
+    script.write_text(found.group(1))
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == found.group(2)
