@@ -130,6 +130,11 @@ def test_dpi_sweep_reports_f1_and_speed_per_dpi(ovis_simulator: Simulator, tmp_p
     assert all(int(row[5]) == 3 and float(row[6]) > 0 for row in rows)   # pages, pages/min
     widths = {r.image_width for r in ovis_simulator.completions()}
     assert len(widths) == 3
+    code = main(["eval", str(scans), "--reference", str(refs), "--dpi", "100",
+                 "--format", "json", "--base-url", ovis_simulator.base_url])
+    assert code == 0
+    (row,) = json.loads(capsys.readouterr().out)["rows"]
+    assert row["dpi"] == 100 and row["mean"] == pytest.approx(_true_f1(0.25))
 
 
 def test_a_second_model_with_its_own_prompt(tmp_path: Path,

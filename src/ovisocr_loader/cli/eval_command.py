@@ -130,7 +130,7 @@ def _sweep(args: argparse.Namespace, scans: list[Path], refs: dict[str, Referenc
     if not any(r.evaluation.documents for r in results):
         say("nothing to score: no scan has a reference")
         return EXIT_UNUSABLE
-    sys.stdout.write(sweep_report(results))
+    sys.stdout.write(sweep_report(results, args.format))
     missing = results[0].evaluation.without_reference
     for name in missing:
         say(f"{name}: no reference transcription matches it")

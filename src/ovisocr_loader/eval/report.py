@@ -106,6 +106,11 @@ def _document_row(d: Any, pages: bool = True) -> dict[str, Any]:
     return row
 
 
+def table_rows(rows: list[dict[str, Any]], fmt: ReportFormat) -> str:
+    """Rows as JSON (a list under ``rows``) or CSV."""
+    return _json({"rows": rows}) if fmt == "json" else _csv(rows)
+
+
 def _f(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.3f}"
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..parser import OvisParser
 from ..pipeline import DocumentJob
+from .report import ReportFormat, table_rows
 from .runs import Reference, Run, from_document
 from .scores import Evaluation, Summary, evaluate, summarise
 
@@ -54,12 +55,17 @@ def dpi_sweep(scans: Sequence[str | Path], references: dict[str, Reference],
     return results
 
 
-def sweep_report(results: Sequence[DpiResult]) -> str:
-    """One line per DPI: F1 mean, median and p10, pages, pages per minute, failures."""
+def sweep_report(results: Sequence[DpiResult], fmt: ReportFormat = "table") -> str:
+    """One row per DPI: F1 mean, median and p10, pages, pages per minute, failures."""
+    rows = [{"dpi": r.dpi, "documents": r.summary.documents, "mean": r.summary.mean,
+             "median": r.summary.median, "p10": r.summary.p10, "pages": r.pages,
+             "pages_per_minute": round(r.pages_per_minute, 1),
+             "failed": r.summary.flagged["failed"]} for r in results]
+    if fmt != "table":
+        return table_rows(rows, fmt)
     lines = ["  dpi  documents   mean  median    p10  pages  pages/min  failed"]
-    for r in results:
-        s = r.summary
-        lines.append(f"{r.dpi:5g}  {s.documents:9d}  {s.mean:.3f}   {s.median:.3f}  "
-                     f"{s.p10:.3f}  {r.pages:5d}  {r.pages_per_minute:9.0f}  "
-                     f"{s.flagged['failed']:6d}")
+    for row in rows:
+        lines.append(f"{row['dpi']:5g}  {row['documents']:9d}  {row['mean']:.3f}   "
+                     f"{row['median']:.3f}  {row['p10']:.3f}  {row['pages']:5d}  "
+                     f"{row['pages_per_minute']:9.0f}  {row['failed']:6d}")
     return "\n".join(lines) + "\n"
