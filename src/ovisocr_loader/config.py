@@ -112,7 +112,8 @@ class HealthPolicy:
     """When an endpoint is taken out, when it is tried again, how long a run waits.
 
     An endpoint is out after ``max_failures`` failed requests in a row (connection
-    errors, timeouts, 5xx) or a failed probe; it is probed again (``/v1/models``)
+    errors, timeouts, a gateway's 502/503/504; a first token breaks the row) or a
+    failed probe; it is probed again (``/v1/models``)
     after ``cooldown`` seconds, doubling up to ``max_cooldown``. While every
     endpoint is out (a restarting server) requests wait, up to ``wait_for_any``
     seconds from the start of the outage (``server_wait``), then fail together.

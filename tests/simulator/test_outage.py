@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
+
+import pytest
 
 from ovisocr_loader import HealthPolicy, OvisParser, RetryPolicy
 from ovisocr_loader.testing import HttpError, LatencyModel, PageScript, Simulator, marked_pdf
@@ -73,3 +76,35 @@ def test_a_page_that_always_fails_alone_is_its_own_error():
     assert [p.page_number for p in doc.pages if p.error is not None] == [6]
     assert doc.pages[5].error.kind == "ServerStatusError"
     assert tries <= FAST_RETRY.max_attempts + 2
+
+
+def test_pages_the_server_always_rejects_never_take_it_out(caplog: pytest.LogCaptureFixture):
+    pdf, ids = marked_pdf(40)
+    sick = ids[:3] + ids[20:22]   # sent first, before any page has proved the server alive
+    with Simulator(latency=LatencyModel(speed=50)) as sim, \
+            caplog.at_level(logging.WARNING, logger="ovisocr_loader"):
+        for page_id in sick:
+            sim.register(page_id, PageScript("never", faults={
+                n: HttpError(500, message="image rejected") for n in range(1, 20)}))
+        doc = OvisParser(base_url=sim.base_url, retry=FAST_RETRY, health=FAST_HEALTH,
+                         concurrency=16, server_wait=30).parse(pdf)
+        probes = [r for r in sim.requests if r.path.endswith("/models")]
+    failed = [p.page_number for p in doc.pages if p.error is not None]
+    assert failed == [1, 2, 3, 21, 22]
+    assert all(doc.pages[n - 1].error.kind == "ServerStatusError" for n in failed)
+    assert not [r.getMessage() for r in caplog.records
+                if "taken out" in r.getMessage() or "lost the" in r.getMessage()]
+    assert len(probes) == 1   # the first check only: the endpoint was never probed again
+
+
+def test_a_gateway_answering_503_to_everything_is_an_outage(caplog: pytest.LogCaptureFixture):
+    pdf, ids = marked_pdf(6)
+    with Simulator(latency=LatencyModel(speed=50)) as sim, \
+            caplog.at_level(logging.WARNING, logger="ovisocr_loader"):
+        for page_id in ids:
+            sim.register(page_id, PageScript("never", faults={
+                n: HttpError(503) for n in range(1, 40)}))
+        doc = OvisParser(base_url=sim.base_url, retry=FAST_RETRY, health=FAST_HEALTH,
+                         concurrency=4, server_wait=30).parse(pdf)
+    assert all(p.error is not None for p in doc.pages)
+    assert any("lost the OvisOCR2 server" in r.getMessage() for r in caplog.records)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from ovisocr_loader.client.endpoints import Endpoint, hurts_health, pick
+from ovisocr_loader.client.endpoints import Endpoint, EndpointPool, hurts_health, pick
 from ovisocr_loader.client.transport import Transport
-from ovisocr_loader.config import Timeouts
+from ovisocr_loader.config import HealthPolicy, Timeouts
 from ovisocr_loader.errors import (
     FirstTokenTimeout,
     ServerConnectionError,
@@ -49,10 +51,32 @@ def test_pick_avoids_the_endpoint_that_just_failed_unless_it_is_the_only_one():
     (ServerConnectionError("reset"), True),
     (ServerUnreachableError("refused"), True),
     (FirstTokenTimeout("slow"), True),
-    (ServerStatusError("HTTP 503", status_code=503), True),
+    (ServerStatusError("HTTP 503", status_code=503), True),    # a gateway: server away
+    (ServerStatusError("HTTP 502", status_code=502), True),
+    (ServerStatusError("HTTP 500", status_code=500), False),   # about one request (a page)
     (ServerStatusError("HTTP 429", status_code=429), False),   # busy, not ill
     (ServerStatusError("HTTP 400", status_code=400), False),   # our request, not the server
     (ServerProtocolError("bad SSE"), False),
 ])
 def test_which_failures_count_against_an_endpoint(error, hurts):
     assert hurts_health(error) is hurts
+
+
+def test_a_first_token_is_a_sign_of_life_that_resets_the_failure_count():
+    async def scenario() -> list[bool]:
+        pool = EndpointPool([Transport("http://gpu0:8000/v1", None, Timeouts())],
+                            HealthPolicy(max_failures=3))
+        (endpoint,) = pool.endpoints
+        seen = []
+        for _ in range(2):
+            pool.failed(endpoint, ServerConnectionError("reset"))
+        pool.alive(endpoint)   # another request's first token arrived
+        for _ in range(2):
+            pool.failed(endpoint, ServerConnectionError("reset"))
+        seen.append(endpoint.up)
+        pool.failed(endpoint, ServerConnectionError("reset"))   # three in a row now
+        seen.append(endpoint.up)
+        await pool.aclose()
+        return seen
+
+    assert asyncio.run(scenario()) == [True, False]

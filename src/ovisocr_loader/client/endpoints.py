@@ -2,8 +2,15 @@
 
 The choice is a pure function (:func:`pick`); :class:`EndpointPool` keeps the
 counts. An endpoint that fails its probe, or fails ``max_failures`` requests in a
-row (connection errors, timeouts, 5xx), is taken out and probed again after a
-cooldown that doubles up to ``max_cooldown``.
+row (connection errors, timeouts, a gateway's 502/503/504), is taken out and probed
+again after a cooldown that doubles up to ``max_cooldown``.
+
+A sick page is not a sick server. Any sign of life resets the count: an answer, and
+also the first token of a stream (a long page proves the server alive long before it
+ends). A 500 (or other 5xx from the server itself) is an answer about one request,
+say an image its processor rejects: it is that page's error (retried as the retry
+policy says) and never takes the endpoint out, which a probe would bring straight
+back anyway. So pages the server always rejects, among healthy ones, pause nothing.
 
 When every endpoint is out (one restarting vLLM server is the common case) the
 run waits instead of burning retries: requests hold at :meth:`EndpointPool.acquire`
@@ -74,10 +81,14 @@ def pick(endpoints: Sequence[Endpoint], avoid: Endpoint | None = None) -> Endpoi
                                           e.served))
 
 
+#: statuses that say the server behind a gateway is away, not that a request failed
+GATEWAY_STATUSES = frozenset({502, 503, 504})
+
+
 def hurts_health(error: OvisLoaderError) -> bool:
-    """Failures that say the server is unwell, not that the request was bad."""
+    """Failures that say the server is unwell, not that one request was bad."""
     if isinstance(error, ServerStatusError):
-        return error.status_code >= 500
+        return error.status_code in GATEWAY_STATUSES
     return isinstance(error, (ServerConnectionError, ServerUnreachableError,
                               ServerTimeoutError))
 
@@ -166,6 +177,10 @@ class EndpointPool:
 
     def release(self, endpoint: Endpoint) -> None:
         endpoint.outstanding -= 1
+
+    def alive(self, endpoint: Endpoint) -> None:
+        """A sign of life (a first token): the failures so far were not the server's."""
+        endpoint.failures = 0
 
     def succeeded(self, endpoint: Endpoint) -> None:
         endpoint.failures = 0

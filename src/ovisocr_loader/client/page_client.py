@@ -139,7 +139,8 @@ class PageClient:
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
-            result = await endpoint.transport.stream(request, guard.feed)
+            result = await endpoint.transport.stream(request, guard.feed,
+                                                     lambda: self.pool.alive(endpoint))
             if result.finish_reason is None:
                 raise ServerProtocolError("stream ended without a finish reason",
                                           url=endpoint.url)

@@ -128,8 +128,10 @@ class Transport:
         return _model_ids(body, self.base_url)
 
     async def stream(self, request: ChatRequest,
-                     on_text: Callable[[str], Degenerate | None]) -> StreamResult:
-        """Run one streamed completion; ``on_text`` sees each delta and may stop it.
+                     on_text: Callable[[str], Degenerate | None],
+                     on_first_token: Callable[[], None] | None = None) -> StreamResult:
+        """Run one streamed completion; ``on_text`` sees each delta and may stop it,
+        ``on_first_token`` is told when the first one arrives (the server is alive).
 
         The response is read as raw lines (see :mod:`.sse`) by one task that two
         timers may cancel: no token by ``first_token`` seconds, or no end by
@@ -139,7 +141,7 @@ class Transport:
         """
         loop = asyncio.get_running_loop()
         state = _StreamState(start=loop.time())
-        reader = asyncio.ensure_future(self._read(request, on_text, state))
+        reader = asyncio.ensure_future(self._read(request, on_text, state, on_first_token))
 
         def expire(kind: str) -> None:
             if not reader.done() and (kind == "page" or state.first_token_at is None):
@@ -174,7 +176,7 @@ class Transport:
         )
 
     async def _read(self, request: ChatRequest, on_text: Callable[[str], Degenerate | None],
-                    state: _StreamState) -> None:
+                    state: _StreamState, on_first_token: Callable[[], None] | None) -> None:
         """Send the request and consume its event stream into ``state``.
 
         An answer longer than its ``max_tokens`` could produce is cut off: a server
@@ -207,6 +209,8 @@ class Transport:
                     if delta:
                         if state.first_token_at is None:
                             state.first_token_at = loop.time()
+                            if on_first_token is not None:
+                                on_first_token()
                         received += len(delta)
                         if received > limit:
                             raise ServerProtocolError(
