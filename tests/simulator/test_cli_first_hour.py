@@ -171,7 +171,7 @@ def test_a_python_module_run_is_the_same_command(pdfs: Path, ovis_simulator: Sim
     assert run.stdout.strip() == f"ovisocr {__version__}"
 
 
-@pytest.mark.parametrize("command", ["parse", "review", "bench", "simulate"])
+@pytest.mark.parametrize("command", ["parse", "review", "eval", "compare", "bench", "simulate"])
 def test_docs_cli_lists_every_option_of_help(command: str):
     helped = ovisocr(command, "--help").stdout
     documented = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
