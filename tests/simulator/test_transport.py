@@ -172,3 +172,34 @@ def test_a_server_dropping_the_connection_is_a_connection_error_not_a_timeout():
     # the try that took the endpoint out (an outage, as far as this one page can tell)
     # is not counted; /v1/models answers again, so the page then fails on its own
     assert doc.pages[0].error.attempts == FAST_RETRY.max_attempts + 1
+
+
+@pytest.mark.parametrize("interval", [1, 4])
+def test_the_simulator_streams_stream_interval_tokens_per_event_like_vllm(interval: int):
+    import base64
+    import io
+    import json as jsonlib
+
+    import httpx
+
+    from ovisocr_loader.testing import page_image, tokenize
+
+    text = "The quick brown fox jumps over the lazy dog. " * 6
+    image = page_image(4242)
+    png = io.BytesIO()
+    image.save(png, format="PNG")
+    url = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
+    with Simulator(stream_interval=interval) as sim:
+        sim.register(4242, text)
+        body = {"model": sim.model, "stream": True, "max_tokens": 4096, "messages": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                         {"type": "text", "text": "x"}]}]}
+        with httpx.stream("POST", f"{sim.base_url}/chat/completions", json=body,
+                          timeout=30) as response:
+            events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+    deltas = [choice["delta"].get("content") for e in events if e != "[DONE]"
+              for choice in jsonlib.loads(e)["choices"]]
+    contents = [d for d in deltas if d]
+    tokens = tokenize(text)
+    assert "".join(contents) == text
+    assert len(contents) == -(-len(tokens) // interval)   # ceil: full events of N tokens

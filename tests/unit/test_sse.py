@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from ovisocr_loader.client.sse import DONE, MalformedEvent, error_message, parse_line
+from ovisocr_loader.client.sse import (
+    DONE,
+    EventSplitter,
+    MalformedEvent,
+    error_message,
+    parse_line,
+    quick_content,
+)
 
 
 @pytest.mark.parametrize(("line", "expected"), [
@@ -34,3 +41,50 @@ def test_error_events():
         "CUDA out of memory"
     assert error_message({"error": "boom"}) == "boom"
     assert error_message({"choices": []}) is None
+
+
+def test_the_splitter_cuts_lines_across_reads_and_utf8_sequences():
+    splitter = EventSplitter()
+    euro = "€".encode()
+    assert splitter.feed(b'data: {"a": "x' + euro[:1]) == []
+    assert splitter.feed(euro[1:] + b'"}\n\ndata: [DO') == ['data: {"a": "x€"}', ""]
+    assert splitter.feed(b"NE]\n") == ["data: [DONE]"]
+    assert splitter.feed(b"data: tail") == [] and splitter.close() == ["data: tail"]
+    with pytest.raises(MalformedEvent):
+        EventSplitter(max_chars=8).feed(b"x" * 20)
+
+
+VLLM_TOKEN = ('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,'
+              '"model":"m","choices":[{"index":0,"delta":{"content":%s},"logprobs":null,'
+              '"finish_reason":null}]}')
+
+
+@pytest.mark.parametrize("content", ["Hello", ' "quoted"\n', "\\\\ back", "", "Über ∑ 😀"])
+def test_a_plain_token_event_is_read_without_parsing_and_agrees_with_json(content):
+    import json
+
+    line = VLLM_TOKEN % json.dumps(content)
+    assert quick_content(line) == content == parse_line(line)["choices"][0]["delta"]["content"]
+
+
+@pytest.mark.parametrize("line", [
+    'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""},'
+    '"finish_reason":null}]}',                                     # the role comes first
+    'data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}',
+    'data: {"choices":[{"index":0,"delta":{"content":"x","reasoning":"y"},'
+    '"finish_reason":null}]}',                                     # more than content
+    'data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],'
+    '"usage":{"completion_tokens":3}}',
+    'data: {"error":{"message":"boom"},"choices":[{"index":0,"delta":{"content":"x"},'
+    '"finish_reason":null}]}',
+    'data: {"choices":[{"index":0,"delta":{"content":"unterminated}]}',
+    'event: {"delta":{"content":"x"},"finish_reason":null}',
+])
+def test_every_other_event_is_left_to_the_full_parser(line):
+    assert quick_content(line) is None
+
+
+def test_the_plain_token_shape_is_read_with_json_spaces_too():
+    line = ('data: {"choices": [{"index": 0, "delta": {"content": "a b"}, '
+            '"finish_reason": null}]}')
+    assert quick_content(line) == "a b"

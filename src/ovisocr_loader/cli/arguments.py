@@ -243,3 +243,6 @@ def _simulate_command(s: argparse.ArgumentParser) -> None:
                    help="multiply the field-calibrated decode speed (default: 1)")
     s.add_argument("--model", default=None, metavar="NAME",
                    help="model name to serve (default: ATH-MaaS/OvisOCR2)")
+    s.add_argument("--stream-interval", type=number(int, 1), default=1, metavar="N",
+                   help="tokens per streamed event, as vLLM's --stream-interval\n"
+                        "(default: 1, one event per token like vLLM)")

@@ -36,7 +36,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     from ..testing import DEFAULT_MODEL, Simulator
 
     sim = Simulator.for_gpu(args.gpu, speed=args.speed, model=args.model or DEFAULT_MODEL,
-                            port=args.port)
+                            port=args.port, stream_interval=int(args.stream_interval))
     try:
         sim.start()
     except OSError as exc:

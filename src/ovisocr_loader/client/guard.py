@@ -31,6 +31,7 @@ ALWAYS_GARBAGE: frozenset[str] = frozenset({"think_marker", "symbol_flood"})
 
 _THINK_MARKER = re.compile(r"(?:^|\n)[ \t]*<think>\s*</think>")
 _SYMBOL_WINDOW = 240
+_WORD_CHAR = re.compile(r"[^\W_]")
 _DIVERSITY_WINDOW = 800
 
 
@@ -99,6 +100,10 @@ def _symbol_flood(text: str) -> Degenerate | None:
     """Emoji spam: a window of pictographs with hardly any letters in it."""
     tail = text[-_SYMBOL_WINDOW:]
     if len(tail) < _SYMBOL_WINDOW:
+        return None
+    # letters and digits are no symbols: with more than a fifth of them (most pages,
+    # counted in C) there is no flood, and no character needs its category looked up
+    if len(_WORD_CHAR.findall(tail)) > 0.2 * len(tail.replace(" ", "").replace("\n", "")):
         return None
     symbols = sum(1 for ch in tail if _is_symbol(ch))
     if symbols < 0.8 * len(tail.replace(" ", "").replace("\n", "")):

@@ -61,6 +61,12 @@ class ChatRequest:
 
     kwargs: dict[str, Any] = field(default_factory=dict)
 
+    def body(self) -> dict[str, Any]:
+        """The JSON body as sent on the wire: ``extra_body`` merged in, as openai does."""
+        body = {k: v for k, v in self.kwargs.items() if k != "extra_body"}
+        body.update(self.kwargs.get("extra_body") or {})
+        return body
+
 
 def image_data_url(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import AsyncIterator
+import re
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, Final
 
 DONE: Final = "[DONE]"
@@ -23,21 +24,59 @@ class MalformedEvent(ValueError):
     """A line that is not server-sent events, or a data payload that is not JSON."""
 
 
-async def iter_lines(chunks: AsyncIterator[bytes], max_chars: int = MAX_LINE_CHARS
-                     ) -> AsyncIterator[str]:
-    """Lines of a byte stream (UTF-8), each at most ``max_chars`` long."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    pending = ""
-    async for chunk in chunks:
-        pending += decoder.decode(chunk)
-        *lines, pending = pending.split("\n")
-        for line in lines:
-            yield line.rstrip("\r")
-        if len(pending) > max_chars:
-            raise MalformedEvent(f"a line of more than {max_chars} characters without a newline")
-    pending += decoder.decode(b"", final=True)
-    if pending:
-        yield pending.rstrip("\r")
+class EventSplitter:
+    """Cuts a byte stream (UTF-8) into lines, a whole network read at a time.
+
+    vLLM sends one event per token by default: a page is ~600 events, so the per-line
+    work is kept to a ``str.split`` over each read and a loop in :meth:`feed`'s caller
+    (no generator resumed per line).
+    """
+
+    def __init__(self, max_chars: int = MAX_LINE_CHARS) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending = ""
+        self._max_chars = max_chars
+
+    def feed(self, chunk: bytes) -> list[str]:
+        """The complete lines of the stream so far (``\r`` stripped); blank ones too."""
+        lines = (self._pending + self._decoder.decode(chunk)).split("\n")
+        self._pending = lines.pop()
+        if len(self._pending) > self._max_chars:
+            raise MalformedEvent(f"a line of more than {self._max_chars} characters "
+                                 "without a newline")
+        return lines
+
+    def close(self) -> list[str]:
+        """What is left when the stream ends (a last line without a newline)."""
+        rest = self._pending + self._decoder.decode(b"", final=True)
+        self._pending = ""
+        return [rest] if rest else []
+
+
+_CONTENT = re.compile(r'"delta":\s?\{"content":\s?"')
+_OPEN = re.compile(r'\s?\}.*"finish_reason":\s?null', re.DOTALL)
+_USAGE = re.compile(r'"usage":\s?\{')
+
+
+def quick_content(line: str) -> str | None:
+    """The token text of a plain ``data:`` event, read without parsing its JSON.
+
+    Most events of a stream are one shape, ``{..."choices":[{"index":0,"delta":
+    {"content":"..."},...,"finish_reason":null}]}``: the string is decoded where it
+    stands. Anything else (the role event, the finish, usage, errors, another
+    server's field order) returns None and is parsed in full by :func:`parse_line`.
+    """
+    found = _CONTENT.search(line)
+    if found is None or not line.startswith("data:"):
+        return None
+    try:
+        content, end = scanstring(line, found.end())
+    except ValueError:
+        return None
+    if _OPEN.match(line, end) is None or _USAGE.search(line, end) is not None or \
+            '"error"' in line[:found.start()]:
+        return None
+    return str(content)
 
 
 def parse_line(line: str) -> dict[str, Any] | str | None:

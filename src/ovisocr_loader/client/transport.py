@@ -1,10 +1,11 @@
 """The one place that speaks HTTP/SSE to the OpenAI-compatible endpoint.
 
-It wraps ``openai.AsyncOpenAI`` with its own retries off (ours live in
-:mod:`.retry`), enforces the first-token and page deadlines, closes the stream
-the moment the guard sees garbage (vLLM aborts a request whose client
-disconnects, which frees the GPU), and maps library errors to ours at one
-boundary.
+Page requests stream over aiohttp directly (:mod:`.chat_stream`: one read per batch
+of events, not five iterator layers per token); the probe of ``/v1/models`` goes
+through ``openai.AsyncOpenAI`` with its retries off (ours live in :mod:`.retry`).
+It enforces the first-token and page deadlines, closes the stream the moment the
+guard sees garbage (vLLM aborts a request whose client disconnects, which frees the
+GPU), and maps library errors to ours.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ..errors import (
     ServerTimeoutError,
     ServerUnreachableError,
 )
-from . import sse
+from . import chat_stream, sse
 from .guard import Degenerate
 from .metrics import ServerLoad, metrics_url, parse_metrics
 from .request import ChatRequest
@@ -69,11 +70,8 @@ class StreamResult:
 
 
 class Transport:
-    """An ``AsyncOpenAI`` client bound to one event loop and one endpoint.
-
-    It runs on openai's aiohttp transport: per streamed chunk it costs about half
-    the client CPU of the default HTTPX2 one (measured: docs/benchmarks.md).
-    """
+    """The HTTP clients of one endpoint, bound to one event loop (docs/benchmarks.md
+    has what each costs per page)."""
 
     def __init__(self, base_url: str, api_key: str | None, timeouts: Timeouts) -> None:
         self.base_url = base_url.rstrip("/")
@@ -91,9 +89,13 @@ class Transport:
         )
         self._metrics_session: aiohttp.ClientSession | None = None
         self._metrics_misses = 0
+        self._api_key = api_key
+        self._chat_session: aiohttp.ClientSession | None = None
 
     async def aclose(self) -> None:
         await self._client.close()
+        if self._chat_session is not None:
+            await self._chat_session.close()
         if self._metrics_session is not None:
             await self._metrics_session.close()
 
@@ -177,52 +179,90 @@ class Transport:
 
     async def _read(self, request: ChatRequest, on_text: Callable[[str], Degenerate | None],
                     state: _StreamState, on_first_token: Callable[[], None] | None) -> None:
-        """Send the request and consume its event stream into ``state``.
+        """Send the request and consume its event stream into ``state``."""
+        events = _Events(state, on_text, on_first_token, self.base_url,
+                         int(request.kwargs.get("max_tokens") or 4096) * MAX_CHARS_PER_TOKEN)
+        if self._chat_session is None:
+            self._chat_session = chat_stream.new_session(self.timeouts, self._api_key)
+        await chat_stream.read_stream(self._chat_session, self.base_url, request.body(), events)
 
-        An answer longer than its ``max_tokens`` could produce is cut off: a server
-        that streams without end must not grow the client's memory without bound.
-        """
-        loop = asyncio.get_running_loop()
-        limit = int(request.kwargs.get("max_tokens") or 4096) * MAX_CHARS_PER_TOKEN
-        received = 0
-        with _mapped_errors(self.base_url):
-            async with self._client.chat.completions.with_streaming_response.create(
-                    **request.kwargs) as response:
-                async for line in sse.iter_lines(response.iter_bytes()):
-                    event = sse.parse_line(line)
-                    if event is None:
-                        continue
-                    if isinstance(event, str):   # [DONE]
-                        break
-                    message = sse.error_message(event)
-                    if message is not None:
-                        raise ServerProtocolError(
-                            f"server reported an error in the stream: {message}",
-                            url=self.base_url)
-                    if isinstance(event.get("usage"), dict):
-                        state.usage = event["usage"]
-                    choices = event.get("choices") or []
-                    if not choices:
-                        continue
-                    choice = choices[0]
-                    delta = (choice.get("delta") or {}).get("content")
-                    if delta:
-                        if state.first_token_at is None:
-                            state.first_token_at = loop.time()
-                            if on_first_token is not None:
-                                on_first_token()
-                        received += len(delta)
-                        if received > limit:
-                            raise ServerProtocolError(
-                                f"answer longer than max_tokens allows ({received} characters "
-                                f"for {limit // MAX_CHARS_PER_TOKEN} tokens); cut off",
-                                url=self.base_url)
-                        state.parts.append(delta)
-                        state.verdict = on_text(delta)
-                        if state.verdict is not None:
-                            break
-                    if choice.get("finish_reason") is not None:
-                        state.finish_reason = str(choice["finish_reason"])
+
+class _Events:
+    """The events of one stream into its state; :meth:`take` says when to stop reading.
+
+    An answer longer than its ``max_tokens`` could produce is cut off: a server that
+    streams without end must not grow the client's memory without bound.
+    """
+
+    def __init__(self, state: _StreamState, on_text: Callable[[str], Degenerate | None],
+                 on_first_token: Callable[[], None] | None, url: str, limit: int) -> None:
+        self.done = False
+        self.state = state
+        self.on_text = on_text
+        self.on_first_token = on_first_token
+        self.url = url
+        self.limit = limit
+        self.received = 0
+
+    def take(self, lines: list[str]) -> bool:
+        """The lines of one read; the token texts of a run of plain events reach the
+        guard joined, one call per read rather than per token."""
+        texts: list[str] = []
+        for line in lines:
+            if not line:
+                continue
+            text = sse.quick_content(line)
+            if text is not None:
+                texts.append(text)
+                continue
+            if texts and self._delta("".join(texts)):
+                return True
+            texts = []
+            if self._event(line):
+                return True
+        return bool(texts) and self._delta("".join(texts))
+
+    def _event(self, line: str) -> bool:
+        """Any event but a plain token: parsed in full."""
+        event = sse.parse_line(line)
+        if event is None:
+            return False
+        if isinstance(event, str):   # [DONE]
+            self.done = True
+            return True
+        message = sse.error_message(event)
+        if message is not None:
+            raise ServerProtocolError(f"server reported an error in the stream: {message}",
+                                      url=self.url)
+        if isinstance(event.get("usage"), dict):
+            self.state.usage = event["usage"]
+        choices = event.get("choices") or []
+        if not choices:
+            return False
+        choice = choices[0]
+        delta = (choice.get("delta") or {}).get("content")
+        if delta and self._delta(delta):
+            return True
+        if choice.get("finish_reason") is not None:
+            self.state.finish_reason = str(choice["finish_reason"])
+        return False
+
+    def _delta(self, text: str) -> bool:
+        if not text:
+            return False
+        state = self.state
+        if state.first_token_at is None:
+            state.first_token_at = asyncio.get_running_loop().time()
+            if self.on_first_token is not None:
+                self.on_first_token()
+        self.received += len(text)
+        if self.received > self.limit:
+            raise ServerProtocolError(
+                f"answer longer than max_tokens allows ({self.received} characters for "
+                f"{self.limit // MAX_CHARS_PER_TOKEN} tokens); cut off", url=self.url)
+        state.parts.append(text)
+        state.verdict = self.on_text(text)
+        return state.verdict is not None
 
 
 @dataclass

@@ -116,8 +116,13 @@ class Simulator:
     def __init__(self, *, model: str = DEFAULT_MODEL, latency: LatencyModel | None = None,
                  port: int = 0, host: str = "127.0.0.1", max_num_seqs: int = 256,
                  synthetic_tokens: int = 600, api_key: str | None = None,
-                 kv_slots: int | None = None, metrics: bool = True) -> None:
+                 kv_slots: int | None = None, metrics: bool = True,
+                 stream_interval: int = 1) -> None:
+        if stream_interval < 1:
+            raise ValueError("stream_interval must be at least 1")
         self.model = model
+        #: tokens per SSE event, as vLLM's ``--stream-interval`` (default 1, like vLLM)
+        self.stream_interval = stream_interval
         self.latency = latency or LatencyModel(speed=50.0)
         #: requests that fill the KV cache (None: never full); beyond it, preemptions
         self.kv_slots = kv_slots
@@ -493,6 +498,7 @@ class Simulator:
         last = time.monotonic()
         iterator = iter(tokens)
         exhausted = False
+        pending: list[str] = []
         while not exhausted:
             if produced >= max_tokens:
                 finish = "length"
@@ -517,8 +523,9 @@ class Simulator:
                 budget -= 1
             record.tokens_generated = produced
             self.tokens_total += len(batch)
-            if batch:
-                await event(delta("".join(batch)))
+            pending += batch
+            await self._send_tokens(writer, pending, delta, flush=False)
+        await self._send_tokens(writer, pending, delta, flush=True)
         if isinstance(fault, Reset):
             writer.transport.abort()
             raise _Disconnected
@@ -538,6 +545,19 @@ class Simulator:
         await event("[DONE]")
         await _chunk(writer, b"")
         return True
+
+    async def _send_tokens(self, writer: asyncio.StreamWriter, pending: list[str],
+                           delta: Callable[[str], dict[str, Any]], *, flush: bool) -> None:
+        """Send ``stream_interval`` tokens per event, as vLLM does (the rest waits for
+        more, unless the stream ends); the events of one tick go in one write."""
+        step = self.stream_interval
+        ready = len(pending) if flush else len(pending) - len(pending) % step
+        if ready:
+            await _chunk(writer, b"".join(
+                f"data: {json.dumps(delta(''.join(pending[i:i + step])), separators=_COMPACT)}"
+                "\n\n".encode()
+                for i in range(0, ready, step)))
+            del pending[:ready]
 
     @staticmethod
     def _check_client(reader: asyncio.StreamReader, record: RequestRecord) -> None:
@@ -561,6 +581,10 @@ def _strip_images(body: dict[str, Any]) -> dict[str, Any]:
 
 def _short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+#: vLLM writes its events as compact JSON (pydantic's model_dump_json)
+_COMPACT = (",", ":")
 
 
 async def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:

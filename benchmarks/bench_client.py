@@ -1,0 +1,129 @@
+"""What one client process costs per page (issue #24): CPU of the whole client, CPU of
+the event-loop thread, and event-loop lag, against a server streaming one token per
+event as vLLM does by default (and N per event, as with ``--stream-interval N``).
+
+Targets: event-loop thread <= 8 ms of CPU per page, the whole client (worker
+processes included) <= 30 ms per page, loop lag p99 <= 10 ms; 240 one-page scanned
+PDFs at ``concurrency=64``.
+
+The simulator runs in its own process (the RTX 5090 profile at field speed), the
+client in a fresh process per run. Lag is measured by a task that asks to sleep 5 ms
+and records how late it wakes.
+
+    python benchmarks/bench_client.py [--pages 240] [--concurrency 64] [--intervals 1,16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from bench_throughput import PageSet
+
+TICK = 0.005
+
+
+def serve(conn: Connection, speed: float, interval: int) -> None:
+    from ovisocr_loader.testing import Simulator
+
+    sim = Simulator.for_gpu("rtx5090", speed=speed, stream_interval=interval).start()
+    conn.send(sim.base_url)
+    conn.recv()
+    sim.stop()
+    conn.send("stopped")
+
+
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _lag_monitor(samples: list[float], stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        asked = loop.time()
+        await asyncio.sleep(TICK)
+        samples.append(loop.time() - asked - TICK)
+
+
+def run_client(queue: Any, base_url: str, files: list[str], concurrency: int) -> None:
+    from ovisocr_loader import OvisParser
+
+    async def work() -> dict[str, Any]:
+        parser = OvisParser(base_url=base_url, concurrency=concurrency)
+        await parser.acheck()
+        samples: list[float] = []
+        stop = asyncio.Event()
+        monitor = asyncio.create_task(_lag_monitor(samples, stop))
+        loop_cpu = time.thread_time()
+        cpu = _cpu(resource.RUSAGE_SELF) + _cpu(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        pages = failed = 0
+        async for doc in parser.aparse_many(files):
+            pages += len(doc.pages)
+            failed += len(doc.failed_pages) + (doc.error is not None)
+        wall = time.perf_counter() - start
+        loop_cpu = time.thread_time() - loop_cpu
+        cpu = _cpu(resource.RUSAGE_SELF) + _cpu(resource.RUSAGE_CHILDREN) - cpu
+        stop.set()
+        await monitor
+        samples.sort()
+        return {"pages": pages, "failed": failed, "wall": wall, "cpu": cpu,
+                "loop_cpu": loop_cpu, "lag_p99": samples[int(len(samples) * 0.99)],
+                "lag_max": samples[-1], "lag_median": statistics.median(samples)}
+
+    queue.put(asyncio.run(work()))
+
+
+def measure(interval: int, files: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    conn, child = ctx.Pipe()
+    server = ctx.Process(target=serve, args=(child, args.speed, interval), daemon=True)
+    server.start()
+    base_url = conn.recv()
+    try:
+        queue = ctx.Queue()
+        client = ctx.Process(target=run_client, args=(queue, base_url, files, args.concurrency))
+        client.start()
+        result: dict[str, Any] = queue.get(timeout=1800)
+        client.join(60)
+    finally:
+        conn.send("stop")
+        conn.recv()
+        server.join(10)
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", type=int, default=240)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--intervals", default="1,16", help="tokens per event to measure")
+    ap.add_argument("--speed", type=float, default=1.0)
+    args = ap.parse_args()
+    print("| tokens per event | pages | pages/min | client CPU ms/page | event-loop thread "
+          "CPU ms/page | loop lag median / p99 / max ms |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as tmp:
+        for interval in (int(v) for v in args.intervals.split(",")):
+            files = sorted(str(p) for p in PageSet(args.pages, 0.005).write_files(
+                Path(tmp) / f"i{interval}").glob("*.pdf"))
+            r = measure(interval, files, args)
+            pages = max(1, r["pages"])
+            print(f"| {interval} | {r['pages']} ({r['failed']} failed) | "
+                  f"{r['pages'] / r['wall'] * 60:.0f} | {r['cpu'] / pages * 1000:.1f} | "
+                  f"{r['loop_cpu'] / pages * 1000:.1f} | {r['lag_median'] * 1000:.1f} / "
+                  f"{r['lag_p99'] * 1000:.1f} / {r['lag_max'] * 1000:.1f} |", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The streamed chat-completions request over aiohttp itself, read in gathered reads.
+
+vLLM sends one server-sent event per token by default: ~600 network reads a page.
+Through openai-python's client each read climbs five iterator layers (openai, HTTPX2,
+the aiohttp adapter); here it is one ``readany``. And after each read the socket is
+left unread for a moment (``pause_reading``): the events that arrive meanwhile wait
+in the kernel and come in with the next read, a handful of tokens for the price of
+one wake-up. The guard sees them those few milliseconds later, which the early abort
+never notices (a loop runs for thousands of tokens). Measured: docs/benchmarks.md.
+
+Errors are mapped to the package's own here, as :func:`transport._mapped_errors`
+does for the openai client (probes still use it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+import aiohttp
+
+from ..config import Timeouts
+from ..errors import (
+    OvisLoaderError,
+    ServerConnectionError,
+    ServerProtocolError,
+    ServerStatusError,
+    ServerTimeoutError,
+)
+from . import sse
+from .retry import parse_retry_after
+
+#: how long the socket rests after a read that brought few events
+GATHER_S = 0.05
+#: a read with at least this many lines (two per event) gathered enough already
+_FULL_READ_LINES = 8
+_ERROR_BODY_BYTES = 64 * 1024
+
+
+def new_session(timeouts: Timeouts, api_key: str | None) -> aiohttp.ClientSession:
+    """One session per endpoint and event loop: connect bounded, reads bounded by the
+    stream's own first-token and page timers (no timer armed per read)."""
+    return aiohttp.ClientSession(
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeouts.connect),
+        connector=aiohttp.TCPConnector(limit=0, force_close=False),
+        headers={"Authorization": f"Bearer {api_key or 'EMPTY'}",
+                 "Accept": "text/event-stream"})
+
+
+class LineSink(Protocol):
+    """Takes the lines of a stream; ``take`` returns True to stop reading, ``done`` says
+    the server ended the stream itself (so the connection can be kept)."""
+
+    done: bool
+
+    def take(self, lines: list[str]) -> bool: ...
+
+
+async def read_stream(session: aiohttp.ClientSession, url: str, body: dict[str, Any],
+                      sink: LineSink) -> None:
+    """POST ``body`` to ``url`` and hand the lines of the answer to ``sink`` until it
+    says stop or the stream ends. Stopping early closes the connection, which makes
+    vLLM abort the request and free the GPU."""
+    splitter = sse.EventSplitter()
+    with mapped_errors(url):
+        async with session.post(f"{url}/chat/completions", json=body) as response:
+            if response.status >= 400:
+                raise await status_error(response, url)
+            transport = response.connection.transport if response.connection else None
+            while chunk := await response.content.readany():
+                lines = splitter.feed(chunk)
+                if sink.take(lines):
+                    if sink.done:   # only the end of the chunked body is left: keep alive
+                        await response.content.read()
+                    else:
+                        response.close()
+                    return
+                if len(lines) < _FULL_READ_LINES:
+                    await _gather(transport)
+            sink.take(splitter.close())
+
+
+async def _gather(transport: asyncio.BaseTransport | None) -> None:
+    """Leave the socket unread a moment, so the next read takes several events."""
+    if transport is None or transport.is_closing() or \
+            not isinstance(transport, asyncio.ReadTransport):
+        await asyncio.sleep(GATHER_S)
+        return
+    transport.pause_reading()
+    try:
+        await asyncio.sleep(GATHER_S)
+    finally:
+        if not transport.is_closing():
+            transport.resume_reading()
+
+
+async def status_error(response: aiohttp.ClientResponse, url: str) -> ServerStatusError:
+    """An HTTP error answer as :class:`ServerStatusError`, with the server's message."""
+    raw = await response.content.read(_ERROR_BODY_BYTES)
+    message = raw.decode("utf-8", "replace").strip()[:300] or response.reason or ""
+    with contextlib.suppress(ValueError):
+        payload = json.loads(raw)
+        inner = payload.get("error", payload) if isinstance(payload, dict) else None
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            message = inner["message"]
+        elif isinstance(payload, dict) and isinstance(payload.get("message"), str):
+            message = payload["message"]
+    return ServerStatusError(f"HTTP {response.status}: {message}", status_code=response.status,
+                             retry_after=parse_retry_after(response.headers.get("retry-after")),
+                             url=url)
+
+
+@contextlib.contextmanager
+def mapped_errors(url: str) -> Iterator[None]:
+    """aiohttp's and the stream's failures as the package's errors."""
+    try:
+        yield
+    except OvisLoaderError:
+        raise
+    except (aiohttp.ServerTimeoutError, asyncio.TimeoutError) as exc:
+        raise ServerTimeoutError(f"request timed out ({_describe(exc)})", url=url) from exc
+    except (aiohttp.ClientError, OSError) as exc:
+        raise ServerConnectionError(f"connection failed: {_describe(exc)}", url=url) from exc
+    except (sse.MalformedEvent, ValueError, TypeError, AttributeError) as exc:
+        raise ServerProtocolError(f"malformed response: {type(exc).__name__}: {exc}",
+                                  url=url) from exc
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
