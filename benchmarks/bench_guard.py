@@ -7,7 +7,7 @@ included), on pages that loop the way OvisOCR2 does (digits, "O O O", emoji,
 think marker + counter). Target (issue #3): <= 25% of the 4096-token cap spent
 on the looping pass.
 
-    python benchmarks/bench_guard.py [--pages-per-kind 5] [--speed 1]
+    python benchmarks/bench_guard.py [--pages-per-kind 5] [--speed 1] [--stream-interval 1]
 """
 
 from __future__ import annotations
@@ -27,8 +27,11 @@ def main() -> None:
     ap.add_argument("--pages-per-kind", type=int, default=5)
     ap.add_argument("--speed", type=float, default=1.0,
                     help="simulator speed factor (1 = field-calibrated)")
+    ap.add_argument("--stream-interval", type=int, default=1,
+                    help="tokens per streamed event (vLLM's --stream-interval)")
     args = ap.parse_args()
-    with Simulator(latency=LatencyModel(speed=args.speed)) as sim:
+    with Simulator(latency=LatencyModel(speed=args.speed),
+                   stream_interval=args.stream_interval) as sim:
         pdf, ids = marked_pdf(len(KINDS) * args.pages_per_kind)
         kind_of = {}
         for n, pid in enumerate(ids):
@@ -39,7 +42,8 @@ def main() -> None:
         doc = OvisParser(base_url=sim.base_url, concurrency=32).parse(pdf)
         records = sim.completions()
     assert all(p.ok and not p.loop_trimmed for p in doc.pages), "every looping page must heal"
-    print(f"{len(ids)} looping pages, simulator speed {args.speed:g}x, cap {CAP} tokens")
+    print(f"{len(ids)} looping pages, simulator speed {args.speed:g}x, cap {CAP} tokens, "
+          f"{args.stream_interval} tokens per event")
     print(f"{'loop kind':<10}{'loop pass':>11}{'retry':>8}{'guarded':>9}{'plain':>8}"
           f"{'saved':>8}{'loop pass/cap':>15}")
     all_loop, all_guarded, all_plain = [], [], []
