@@ -106,6 +106,7 @@ class Scheduler:
         self.out: asyncio.Queue[object] = asyncio.Queue()
         self.tasks: set[asyncio.Task[None]] = set()
         self.open_runs: set[_Run] = set()
+        self.closing: set[asyncio.Task[None]] = set()
         self.unfinished = 0
         self.producing = True
 
@@ -125,6 +126,7 @@ class Scheduler:
             await asyncio.gather(*pending, return_exceptions=True)
             for run in list(self.open_runs):   # stopped early: close what is still open
                 self._close(run)
+            await asyncio.gather(*self.closing, return_exceptions=True)
 
     async def _produce(self) -> None:
         try:
@@ -225,7 +227,16 @@ class Scheduler:
     def _close(self, run: _Run) -> None:
         if run in self.open_runs:
             self.open_runs.discard(run)
-            run.source.close()
+            task = asyncio.get_running_loop().create_task(self._close_source(run))
+            self.closing.add(task)
+            task.add_done_callback(self.closing.discard)
+
+    async def _close_source(self, run: _Run) -> None:
+        """Close in a worker thread: closing a PDF waits for PDFium's lock, which a render
+        thread may hold; the event loop never waits for it."""
+        try:
+            await asyncio.to_thread(run.source.close)
+        finally:
             self.session.open_documents.release()
 
     def _maybe_end(self) -> None:
