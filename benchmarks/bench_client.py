@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import resource
-import statistics
 import sys
 import tempfile
 import time
@@ -47,23 +46,15 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def _lag_monitor(samples: list[float], stop: asyncio.Event) -> None:
-    loop = asyncio.get_running_loop()
-    while not stop.is_set():
-        asked = loop.time()
-        await asyncio.sleep(TICK)
-        samples.append(loop.time() - asked - TICK)
-
-
 def run_client(queue: Any, base_url: str, files: list[str], concurrency: int) -> None:
     from ovisocr_loader import OvisParser
+    from ovisocr_loader.bench import LagMonitor
 
     async def work() -> dict[str, Any]:
         parser = OvisParser(base_url=base_url, concurrency=concurrency)
         await parser.acheck()
-        samples: list[float] = []
-        stop = asyncio.Event()
-        monitor = asyncio.create_task(_lag_monitor(samples, stop))
+        lag = LagMonitor(TICK)
+        lag.start()
         loop_cpu = time.thread_time()
         cpu = _cpu(resource.RUSAGE_SELF) + _cpu(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -74,12 +65,10 @@ def run_client(queue: Any, base_url: str, files: list[str], concurrency: int) ->
         wall = time.perf_counter() - start
         loop_cpu = time.thread_time() - loop_cpu
         cpu = _cpu(resource.RUSAGE_SELF) + _cpu(resource.RUSAGE_CHILDREN) - cpu
-        stop.set()
-        await monitor
-        samples.sort()
+        await lag.stop()
         return {"pages": pages, "failed": failed, "wall": wall, "cpu": cpu,
-                "loop_cpu": loop_cpu, "lag_p99": samples[int(len(samples) * 0.99)],
-                "lag_max": samples[-1], "lag_median": statistics.median(samples)}
+                "loop_cpu": loop_cpu, "lag_p99": lag.percentile(0.99),
+                "lag_max": max(lag.samples), "lag_median": lag.percentile(0.5)}
 
     queue.put(asyncio.run(work()))
 

@@ -92,6 +92,10 @@ def test_bench_measures_levels_on_never_repeated_pages(capsys: pytest.CaptureFix
     assert [line.split()[0] for line in out[1:3]] == ["2", "4"]
     assert all(line.split()[1] == "6" for line in out[1:3])
     assert out[3].startswith("elbow: concurrency ")
+    assert "client CPU ms/page" in out[0] and "lag p99 ms" in out[0]
+    for line in out[1:3]:   # what the client spent: CPU of the process, of its loop thread
+        cpu, loop_cpu, lag = (float(v) for v in line.split()[-3:])
+        assert cpu > 0 and 0 < loop_cpu <= cpu + 1 and lag >= 0
 
 
 def test_bench_rejects_bad_levels(capsys: pytest.CaptureFixture[str]):

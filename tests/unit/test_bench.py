@@ -23,4 +23,5 @@ def test_percentile_and_report():
     assert percentile([], 0.5) == 0.0
     text = report([level(8, 304, 1.6), level(32, 590, 3.3)])
     assert "elbow: concurrency 32 (590 pages/min, p50 3.30 s)" in text
-    assert text.splitlines()[1].split() == ["8", "60", "304", "1.60", "3.20", "0"]
+    assert text.splitlines()[1].split() == ["8", "60", "304", "1.60", "3.20", "0", "0.0",
+                                            "0.0", "0.0"]
