@@ -11,6 +11,7 @@ client in a fresh process per run. Lag is measured by a task that asks to sleep 
 and records how late it wakes.
 
     python benchmarks/bench_client.py [--pages 240] [--concurrency 64] [--intervals 1,16]
+        [--render-workers N]
 """
 
 from __future__ import annotations
@@ -46,12 +47,14 @@ def _cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_client(queue: Any, base_url: str, files: list[str], concurrency: int) -> None:
+def run_client(queue: Any, base_url: str, files: list[str], concurrency: int,
+               render_workers: int) -> None:
     from ovisocr_loader import OvisParser
     from ovisocr_loader.bench import LagMonitor
 
     async def work() -> dict[str, Any]:
-        parser = OvisParser(base_url=base_url, concurrency=concurrency)
+        parser = OvisParser(base_url=base_url, concurrency=concurrency,
+                            render_workers=render_workers)
         await parser.acheck()
         lag = LagMonitor(TICK)
         lag.start()
@@ -62,7 +65,7 @@ def run_client(queue: Any, base_url: str, files: list[str], concurrency: int) ->
         async for doc in parser.aparse_many(files):
             pages += len(doc.pages)
             failed += len(doc.failed_pages) + (doc.error is not None)
-        wall = time.perf_counter() - start
+        wall = time.perf_counter() - start   # the session has closed: workers are reaped
         loop_cpu = time.thread_time() - loop_cpu
         cpu = _cpu(resource.RUSAGE_SELF) + _cpu(resource.RUSAGE_CHILDREN) - cpu
         await lag.stop()
@@ -81,7 +84,8 @@ def measure(interval: int, files: list[str], args: argparse.Namespace) -> dict[s
     base_url = conn.recv()
     try:
         queue = ctx.Queue()
-        client = ctx.Process(target=run_client, args=(queue, base_url, files, args.concurrency))
+        client = ctx.Process(target=run_client, args=(queue, base_url, files, args.concurrency,
+                                                      args.render_workers))
         client.start()
         result: dict[str, Any] = queue.get(timeout=1800)
         client.join(60)
@@ -98,6 +102,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--intervals", default="1,16", help="tokens per event to measure")
     ap.add_argument("--speed", type=float, default=1.0)
+    ap.add_argument("--render-workers", type=int, default=0,
+                    help="render processes (their CPU is counted as the client's)")
     args = ap.parse_args()
     print("| tokens per event | pages | pages/min | client CPU ms/page | event-loop thread "
           "CPU ms/page | loop lag median / p99 / max ms |")

@@ -16,9 +16,9 @@ import statistics
 import time
 
 from ovisocr_loader.config import RenderSettings
-from ovisocr_loader.session import render_page
 from ovisocr_loader.sources import load_input, open_source
 from ovisocr_loader.sources.orientation import content_turn
+from ovisocr_loader.sources.render import render_page
 from ovisocr_loader.testing import make_pdf, text_page, turned
 
 

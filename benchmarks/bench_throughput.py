@@ -153,8 +153,8 @@ def run_ideal(queue: Any, base_url: str, inputs: list[str], concurrency: int) ->
     from ovisocr_loader.client.request import RequestRecipe
     from ovisocr_loader.client.transport import Transport
     from ovisocr_loader.config import GuardPolicy, RenderSettings, RetryPolicy, Timeouts
-    from ovisocr_loader.session import render_page
     from ovisocr_loader.sources import load_input, open_source
+    from ovisocr_loader.sources.render import render_page
 
     settings = RenderSettings()
     pngs = []

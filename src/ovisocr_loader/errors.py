@@ -45,6 +45,19 @@ class OvisLoaderError(Exception):
         super().__init__(prefix + message)
         self.reason = message
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled whole (a page error raised in a render worker process keeps its file,
+        page and reason), without calling ``__init__`` again."""
+        return (_restore, (type(self), self.args, self.__dict__))
+
+
+def _restore(cls: type[OvisLoaderError], args: tuple[object, ...], state: dict[str, object]
+             ) -> OvisLoaderError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
 
 class SourceError(OvisLoaderError):
     """The input cannot be turned into page images."""

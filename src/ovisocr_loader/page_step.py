@@ -16,8 +16,9 @@ from .document import PageErrorInfo, PageResult
 from .elements import parse_page_or_text
 from .elements.crops import crop_figures
 from .errors import CorruptFileError, OvisLoaderError, SourceError
-from .session import Session, render_page
-from .sources import EncodedPage, PageSource
+from .session import Session
+from .sources import EncodedPage, PageSource, PdfSource
+from .sources.render import render_page
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -75,11 +76,16 @@ async def produce_page(session: Session, job: PageJob) -> PageDone:
 
 
 async def render(session: Session, job: PageJob) -> EncodedPage:
-    """Render one page in a worker thread; any failure is that page's CorruptFileError."""
+    """Render one page in a worker process (a PDF on disk, when there are workers) or a
+    worker thread; any failure is that page's CorruptFileError."""
+    workers, settings = session.render_workers, session.settings.render
     try:
+        if workers.takes(job.source):
+            assert isinstance(job.source, PdfSource)
+            async with session.worker_renders:
+                return await workers.render(job.source, job.number, settings)
         async with session.renders:
-            return await asyncio.to_thread(render_page, job.source, job.number,
-                                           session.settings.render)
+            return await asyncio.to_thread(render_page, job.source, job.number, settings)
     except SourceError:
         raise
     except Exception as exc:  # a decoder's own exception on hostile input

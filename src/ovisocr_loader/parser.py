@@ -103,6 +103,12 @@ class OvisParser:
     ``prompt`` replaces OvisOCR2's prompt, to run another document VLM served the
     same way: a name from ``PROMPTS`` (``"glm-ocr"``) or the text itself. The rest
     of the request stays OvisOCR2's contract (docs/eval.md says what that means).
+
+    ``render_workers`` processes render the pages of PDFs on disk, each with its own
+    PDFium, so rendering scales with cores and leaves the event loop alone (0, the
+    default: threads). Worker processes are spawned: they import the calling script
+    again, so a script needs the ``if __name__ == "__main__":`` guard;
+    ``default_render_workers()`` is what ``ovisocr`` uses (the cores beyond two).
     """
 
     def __init__(
@@ -129,6 +135,7 @@ class OvisParser:
         max_concurrency: int = 256,
         orientation: Literal["off", "auto"] = "off",
         prompt: str | None = None,
+        render_workers: int = 0,
     ) -> None:
         if concurrency != "auto" and (not isinstance(concurrency, int) or concurrency < 1):
             raise ValueError(f'concurrency must be "auto" or an int >= 1, got {concurrency!r}')
@@ -140,6 +147,8 @@ class OvisParser:
             raise ValueError('cache_layout must be "sqlite" or "files"')
         if errors not in ("record", "raise"):
             raise ValueError('errors must be "record" or "raise"')
+        if render_workers < 0:
+            raise ValueError("render_workers must be 0 (threads only) or more")
         self.settings = ParserSettings(
             base_urls=resolve_base_urls(base_url),
             api_key=api_key or os.environ.get("OVISOCR_API_KEY"),
@@ -159,6 +168,7 @@ class OvisParser:
             cache_layout=cache_layout,
             adaptive=AdaptivePolicy(start=min(16, max_concurrency), maximum=max_concurrency),
             prompt=resolve_prompt(prompt),
+            render_workers=render_workers or 0,
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
 

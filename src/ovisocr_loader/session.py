@@ -24,9 +24,7 @@ from .client.tuner import ConcurrencyTuner
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import PageResult
 from .errors import OvisLoaderError, ServerStatusError
-from .sources import EncodedPage, PageSource, encode_page
-from .sources.encode import has_no_ink
-from .sources.orientation import turn_upright
+from .sources.render_workers import RenderWorkers
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -55,6 +53,8 @@ class ParserSettings:
     cache_layout: CacheLayout = "sqlite"
     adaptive: AdaptivePolicy = field(default_factory=AdaptivePolicy)
     prompt: str = PROMPT
+    #: processes rendering PDF pages on disk (0: threads only)
+    render_workers: int = 0
 
     @property
     def auto(self) -> bool:
@@ -89,6 +89,9 @@ class Session:
         self._tuning: asyncio.Task[None] | None = None
         #: pages rendered at once: PDFium itself is serialised, PNG encoding is not
         self.renders = asyncio.Semaphore(max(1, min(4, os.cpu_count() or 1)))
+        #: render processes for PDFs on disk; as many renders in flight as they take
+        self.render_workers = RenderWorkers(settings.render_workers)
+        self.worker_renders = asyncio.Semaphore(max(1, settings.render_workers))
         self.cache = open_cache(settings.cache_dir, settings.cache_layout) \
             if settings.cache_dir else None
         self._ready = asyncio.Lock()
@@ -183,6 +186,7 @@ class Session:
             return await client.run(png)
 
     async def aclose(self) -> None:
+        await self.render_workers.aclose()
         if self._tuning is not None:
             self._tuning.cancel()
             await asyncio.gather(self._tuning, return_exceptions=True)
@@ -200,11 +204,3 @@ def open_cache(directory: str, layout: CacheLayout = "sqlite") -> PageCache | Pa
                     directory, type(exc).__name__, exc)
         return None
 
-
-def render_page(source: PageSource, page_number: int, settings: RenderSettings) -> EncodedPage:
-    """Render, turn upright if asked, and encode one page (runs in a worker thread)."""
-    page = source.render(page_number)
-    blank = has_no_ink(page.image)   # a turn changes no pixel count: checked once
-    if settings.orientation == "auto" and not blank:
-        page = turn_upright(page)
-    return encode_page(page, compress_level=settings.png_compress_level, blank=blank)

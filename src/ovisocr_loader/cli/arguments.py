@@ -45,6 +45,15 @@ def concurrency(text: str) -> int | str:
     return int(number(int, 1, 4096)(text))
 
 
+def render_workers(text: str) -> int:
+    """``auto`` (the cores beyond two) or a whole number >= 0."""
+    if text.strip().lower() == "auto":
+        from ..sources.render_workers import default_render_workers
+
+        return default_render_workers()
+    return int(number(int, 0, 64)(text))
+
+
 def page_ranges(text: str) -> list[int]:
     """``1-3,7`` -> [1, 2, 3, 7]."""
     pages: list[int] = []
@@ -149,6 +158,9 @@ def _parser_options(p: argparse.ArgumentParser, *, dpi: bool = True) -> None:
     p.add_argument("--orientation", choices=("off", "auto"), default="off",
                    help="auto: turn sideways or upside-down pages upright before sending\n"
                         "(needs the orientation extra; default: off)")
+    p.add_argument("--render-workers", type=render_workers, default="auto", metavar="N|auto",
+                   help="processes rendering PDF pages, each with its own PDFium: auto\n"
+                        "(default) uses the cores beyond two, 0 renders in threads")
     p.add_argument("--password", metavar="PASSWORD", help="password for encrypted PDFs")
     p.add_argument("--cache", metavar="DIR",
                    help="keep finished pages in DIR: reruns and interrupted runs skip them\n"

@@ -74,7 +74,7 @@ def parser_options(args: argparse.Namespace) -> dict[str, Any]:
             "first_token_timeout": args.first_token_timeout,
             "page_timeout": args.page_timeout, "cache_dir": args.cache,
             "server_wait": args.server_wait, "orientation": args.orientation,
-            "prompt": args.prompt}
+            "prompt": args.prompt, "render_workers": args.render_workers}
 
 
 def check_inputs(paths: list[str]) -> tuple[list[Path], list[str]]:

@@ -91,8 +91,9 @@ def plan_page_ranges(row: dict[str, Any], *, pages_per_task: int = DEFAULT_PAGES
 def worker_settings(settings: ParserSettings, workers: int) -> ParserSettings:
     """One worker's share of the limits: ``concurrency`` (or, with ``"auto"``, the
     start and ceiling of each adaptive limit) divided between ``workers``; errors
-    are always recorded, never raised."""
-    settings = dataclasses.replace(settings, errors="record")
+    are always recorded, never raised; pages render in the worker's threads (Ray
+    spreads the work over cores already: no render processes of its own)."""
+    settings = dataclasses.replace(settings, errors="record", render_workers=0)
     if workers <= 1:
         return settings
     if settings.auto:

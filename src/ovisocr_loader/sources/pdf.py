@@ -15,6 +15,7 @@ import math
 import re
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
@@ -67,6 +68,15 @@ class PdfSource:
             self.close()
             raise EmptyDocumentError("PDF has no pages", file=self.name)
         self.page_numbers = select_pages(pages, self.page_count, self.name)
+
+    @property
+    def path(self) -> Path | None:
+        """The file on disk (None for a PDF given as bytes): what a render worker opens."""
+        return self._target if isinstance(self._target, Path) else None
+
+    @property
+    def password(self) -> str | None:
+        return self._password
 
     def render(self, page_number: int) -> RenderedPage:
         settings = self._settings
