@@ -39,8 +39,9 @@ _THINK = re.compile(r"^[ \t]*</?think>[ \t]*$")
 _TABLE_TAG = re.compile(r"<table\b|</table\s*>", re.IGNORECASE)
 _TABLE_OPEN = re.compile(r"<table\b", re.IGNORECASE)
 _IN_CELL = re.compile(r"<t[dh]\b[^<>]*>\s*$", re.IGNORECASE)  # a table nested in a cell
-_TABLE_MARKUP = re.compile(r"^[ \t]*</?(?:tr|td|th|thead|tbody|tfoot|caption|col|colgroup)\b",
-                           re.IGNORECASE)
+#: a line that goes on with an open table (after a blank line, anything else ends it)
+TABLE_MARKUP = re.compile(r"^[ \t]*</?(?:tr|td|th|thead|tbody|tfoot|caption|col|colgroup)\b",
+                          re.IGNORECASE)
 _DISPLAY_OPEN = re.compile(
     r"\$\$|\\\[|\\begin\{(equation|align|alignat|gather|multline|eqnarray|displaymath|"
     r"flalign)(\*?)\}")
@@ -178,7 +179,7 @@ class _Scanner:
         return last + 1
 
     def _table_markup(self, i: int) -> bool:
-        return bool(_TABLE_MARKUP.match(self.line(i)))
+        return bool(TABLE_MARKUP.match(self.line(i)))
 
     def _formula(self, pos: int, i: int) -> int:
         opener = _DISPLAY_OPEN.match(self.text, pos)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from .blocks import TABLE_MARKUP
 from .figures import Box, attribute, to_model_frame, valid_box
 from .grounding import Marker
 
@@ -39,6 +40,7 @@ _TAG = re.compile(r"<(?P<close>/?)(?P<name>[a-zA-Z][a-zA-Z0-9]*)\b(?P<attrs>[^<>
 _FENCE_LINE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[ \t]*(?:html)?[ \t]*$",
                          re.IGNORECASE | re.MULTILINE)
 _NUMBER = re.compile(r"-?\d{1,6}")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 _BLOCK = {"html", "head", "title", "meta", "link", "body", "div", "p", "address", "ul", "ol",
           "li", "dl", "dt", "dd", "figure", "figcaption", "header", "footer", "section",
           "article", "main", "nav", "aside", "blockquote", "hr", "pre",
@@ -84,6 +86,7 @@ class _Rewriter:
         self.pixel_frame = _largest_coordinate(text) > 1000
         self.markers: list[Marker] = []
         self.table_depth = 0
+        self.last_tag_end = 0
 
     def run(self) -> HtmlDocument:
         for fence in _FENCE_LINE.finditer(self.text):
@@ -94,6 +97,9 @@ class _Rewriter:
 
     def _tag(self, tag: re.Match[str]) -> None:
         name, closing = tag.group("name").lower(), bool(tag.group("close"))
+        if self.table_depth and self._table_left_open(tag.start()):
+            self.table_depth = 0
+        self.last_tag_end = tag.end()
         if name == "table":
             self.table_depth = max(0, self.table_depth + (-1 if closing else 1))
             if not closing and self.table_depth == 1:
@@ -108,6 +114,18 @@ class _Rewriter:
             self._image(tag)
         elif name in _BLOCK:
             self._block(tag, name, closing)
+
+    def _table_left_open(self, position: int) -> bool:
+        """A table never closed ends, as the block parser ends it, at a blank line
+        followed by a line that is no table markup (output cut off mid-table)."""
+        between = self.text[self.last_tag_end:position]
+        blank = _BLANK_LINE.search(between)
+        if blank is None:
+            return False
+        line_start = self.last_tag_end + blank.end()
+        end = self.text.find("\n", line_start)
+        line = self.text[line_start:end if end >= 0 else len(self.text)]
+        return not TABLE_MARKUP.match(line) and not line.lstrip().lower().startswith("<table")
 
     def _block(self, tag: re.Match[str], name: str, closing: bool) -> None:
         if name == "li" and not closing:

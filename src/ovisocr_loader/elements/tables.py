@@ -49,6 +49,7 @@ def parse_table(html: str) -> TableData:
     table = soup.find("table")
     grid = _Grid()
     if isinstance(table, Tag):
+        _unnest_cells(table)
         _read_rows(table, grid)
         stray = [_plain(s) for s in table.find_all(string=True)
                  if s.strip() and _outside_rows(s)]
@@ -63,6 +64,16 @@ def parse_table(html: str) -> TableData:
     header_rows = marked or infer_header_rows(rows, grid.colspans, grid.rowspans)
     truncated = "</table>" not in html.lower()
     return TableData(rows=rows, header_rows=header_rows, html=html, truncated=truncated)
+
+
+def _unnest_cells(table: Tag) -> None:
+    """A cell left open ends where the next one starts, as in HTML (``<td>a<td>b``:
+    two cells); Python's parser nests the second in the first instead."""
+    for cell in table.find_all(["td", "th"]):
+        outer = cell.find_parent(["td", "th", "tr", "table"])
+        while isinstance(outer, Tag) and outer.name in ("td", "th"):
+            outer.insert_after(cell.extract())
+            outer = cell.find_parent(["td", "th", "tr", "table"])
 
 
 def _read_rows(table: Tag, grid: _Grid) -> None:
