@@ -168,7 +168,7 @@ class OvisParser:
             cache_layout=cache_layout,
             adaptive=AdaptivePolicy(start=min(16, max_concurrency), maximum=max_concurrency),
             prompt=resolve_prompt(prompt),
-            render_workers=render_workers or 0,
+            render_workers=render_workers,
         )
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
 

@@ -85,16 +85,15 @@ async def read_stream(session: aiohttp.ClientSession, url: str, body: dict[str, 
 
 async def _gather(transport: asyncio.BaseTransport | None) -> None:
     """Leave the socket unread a moment, so the next read takes several events."""
-    if transport is None or transport.is_closing() or \
-            not isinstance(transport, asyncio.ReadTransport):
-        await asyncio.sleep(GATHER_S)
-        return
-    transport.pause_reading()
+    reader = transport if isinstance(transport, asyncio.ReadTransport) \
+        and not transport.is_closing() else None
+    if reader is not None:
+        reader.pause_reading()
     try:
         await asyncio.sleep(GATHER_S)
     finally:
-        if not transport.is_closing():
-            transport.resume_reading()
+        if reader is not None and not reader.is_closing():
+            reader.resume_reading()
 
 
 async def status_error(response: aiohttp.ClientResponse, url: str) -> ServerStatusError:
@@ -102,15 +101,21 @@ async def status_error(response: aiohttp.ClientResponse, url: str) -> ServerStat
     raw = await response.content.read(_ERROR_BODY_BYTES)
     message = raw.decode("utf-8", "replace").strip()[:300] or response.reason or ""
     with contextlib.suppress(ValueError):
-        payload = json.loads(raw)
-        inner = payload.get("error", payload) if isinstance(payload, dict) else None
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            message = inner["message"]
-        elif isinstance(payload, dict) and isinstance(payload.get("message"), str):
-            message = payload["message"]
+        message = body_message(json.loads(raw)) or message
     return ServerStatusError(f"HTTP {response.status}: {message}", status_code=response.status,
                              retry_after=parse_retry_after(response.headers.get("retry-after")),
                              url=url)
+
+
+def body_message(body: object) -> str | None:
+    """The message of an OpenAI-style error body (``{"error": {"message": ...}}`` or
+    ``{"message": ...}``), or None."""
+    if not isinstance(body, dict):
+        return None
+    inner = body.get("error", body)
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+        return str(inner["message"])
+    return str(body["message"]) if isinstance(body.get("message"), str) else None
 
 
 @contextlib.contextmanager

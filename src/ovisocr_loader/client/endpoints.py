@@ -183,7 +183,7 @@ class EndpointPool:
         endpoint.failures = 0
 
     def succeeded(self, endpoint: Endpoint) -> None:
-        endpoint.failures = 0
+        self.alive(endpoint)
         endpoint.completed += 1
 
     def failed(self, endpoint: Endpoint, error: OvisLoaderError) -> None:

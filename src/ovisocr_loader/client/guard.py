@@ -103,10 +103,10 @@ def _symbol_flood(text: str) -> Degenerate | None:
         return None
     # letters and digits are no symbols: with more than a fifth of them (most pages,
     # counted in C) there is no flood, and no character needs its category looked up
-    if len(_WORD_CHAR.findall(tail)) > 0.2 * len(tail.replace(" ", "").replace("\n", "")):
+    visible = len(tail.replace(" ", "").replace("\n", ""))
+    if len(_WORD_CHAR.findall(tail)) > 0.2 * visible:
         return None
-    symbols = sum(1 for ch in tail if _is_symbol(ch))
-    if symbols < 0.8 * len(tail.replace(" ", "").replace("\n", "")):
+    if sum(1 for ch in tail if _is_symbol(ch)) < 0.8 * visible:
         return None
     start = len(text) - len(tail)
     while start > 0 and (_is_symbol(text[start - 1]) or text[start - 1] in " \n"):

@@ -362,14 +362,7 @@ def _status_error(exc: openai.APIStatusError, url: str, probe: bool = False
 
 
 def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-        if isinstance(body.get("message"), str):
-            return str(body["message"])
-    return str(exc.message)
+    return chat_stream.body_message(exc.body) or str(exc.message)
 
 
 def _describe(exc: BaseException) -> str:

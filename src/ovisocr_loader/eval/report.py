@@ -9,7 +9,7 @@ import math
 from dataclasses import asdict
 from typing import Any, Literal
 
-from .scores import FLAGS, Comparison, Evaluation, Summary, percentile, summarise
+from .scores import FLAGS, Comparison, DocumentScore, Evaluation, Summary, percentile, summarise
 
 ReportFormat = Literal["table", "json", "csv"]
 
@@ -32,43 +32,47 @@ def evaluation_report(evaluation: Evaluation, fmt: ReportFormat = "table",
     return "\n".join(lines) + "\n"
 
 
-def _summary_lines(summary: Summary, label: str = "") -> list[str]:
+def _summary_lines(summary: Summary) -> list[str]:
     flagged = ", ".join(f"{summary.flagged[flag]} {flag}" for flag in FLAGS)
-    lines = [f"{label}documents with a reference: {summary.documents}",
-             f"{label}word F1: mean {_f(summary.mean)}, median {_f(summary.median)}, "
+    lines = [f"documents with a reference: {summary.documents}",
+             f"word F1: mean {_f(summary.mean)}, median {_f(summary.median)}, "
              f"p10 {_f(summary.p10)} (precision {_f(summary.precision)}, "
              f"recall {_f(summary.recall)})",
-             f"{label}pages: {summary.pages} ({flagged})"]
+             f"pages: {summary.pages} ({flagged})"]
     if summary.worst:
-        lines.append(f"{label}worst documents:")
+        lines.append("worst documents:")
         lines += [f"  {_f(f1)}  {name}" for name, f1 in summary.worst]
     return lines
 
 
 def comparison_report(comparison: Comparison, fmt: ReportFormat = "table",
                       count: int = 5) -> str:
-    rows = [{"document": p.name, "a": round(p.a, 4), "b": round(p.b, 4),
-             "difference": round(p.difference, 4)} for p in comparison.pairs]
-    if not comparison.with_reference:
+    summaries = None if comparison.evaluations is None else tuple(
+        summarise(e, count) for e in comparison.evaluations)
+    if comparison.with_reference:
+        rows = [{"document": p.name, "a": round(p.a, 4), "b": round(p.b, 4),
+                 "difference": round(p.difference, 4)} for p in comparison.pairs]
+    else:
         rows = [{"document": p.name, "agreement": round(p.a, 4)} for p in comparison.pairs]
     if fmt == "csv":
         return _csv(rows)
+    if fmt == "table":
+        return "\n".join(_comparison_lines(comparison, summaries, count)) + "\n"
     body: dict[str, Any] = {"with_reference": comparison.with_reference,
                             "documents": rows, "only_a": comparison.only_a,
                             "only_b": comparison.only_b}
-    if comparison.evaluations is not None:
-        a, b = (summarise(e, count) for e in comparison.evaluations)
+    if summaries is not None:
+        a, b = summaries
         body.update(a=asdict(a), b=asdict(b), tie_margin=comparison.margin,
                     wins=comparison.wins, losses=comparison.losses, ties=comparison.ties)
-    if fmt == "json":
-        return _json(body)
-    return "\n".join(_comparison_lines(comparison, count)) + "\n"
+    return _json(body)
 
 
-def _comparison_lines(comparison: Comparison, count: int) -> list[str]:
+def _comparison_lines(comparison: Comparison, summaries: tuple[Summary, ...] | None,
+                      count: int) -> list[str]:
     lines: list[str] = []
-    if comparison.evaluations is not None:
-        a, b = (summarise(e, count) for e in comparison.evaluations)
+    if summaries is not None:
+        a, b = summaries
         lines += ["             A        B",
                   f"documents {a.documents:>5}    {b.documents:>5}"]
         for key in ("mean", "median", "p10"):
@@ -94,7 +98,7 @@ def _comparison_lines(comparison: Comparison, count: int) -> list[str]:
     return lines
 
 
-def _document_row(d: Any, pages: bool = True) -> dict[str, Any]:
+def _document_row(d: DocumentScore, pages: bool = True) -> dict[str, Any]:
     row: dict[str, Any] = {"document": d.name, "precision": round(d.score.precision, 4),
                            "recall": round(d.score.recall, 4), "f1": round(d.score.f1, 4),
                            "output_words": d.score.output_words,
