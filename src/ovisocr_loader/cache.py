@@ -132,10 +132,6 @@ class PageCache:
     def _fault(self, kind: str, exc: Exception) -> None:
         _say_fault(self._said, kind, self.path, exc)
 
-    def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM pages").fetchone()[0])
-
     def close(self) -> None:
         with self._lock:
             self._db.close()

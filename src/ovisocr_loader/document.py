@@ -53,6 +53,23 @@ class PageErrorInfo(BaseModel):
     message: str
     attempts: int = 0
 
+    @classmethod
+    def from_exception(cls, exc: BaseException, attempts: int = 0) -> PageErrorInfo:
+        """The record of ``exc``: its class name, and its reason (the message without
+        the file and page the record already sits under)."""
+        return cls(kind=type(exc).__name__, message=getattr(exc, "reason", None) or str(exc),
+                   attempts=attempts)
+
+    @property
+    def text(self) -> str:
+        """``"PageTimeout: no token in 120 s"``: how logs, metadata and outputs show it."""
+        return f"{self.kind}: {self.message}"
+
+
+#: What can be wrong with (or notable about) a page, most serious first.
+PageFlag = Literal["error", "loop_trimmed", "truncated", "blank"]
+PAGE_FLAGS: tuple[PageFlag, ...] = ("error", "loop_trimmed", "truncated", "blank")
+
 
 class PageResult(BaseModel):
     """One page: its Markdown, how it was produced, and what went wrong if anything."""
@@ -79,6 +96,14 @@ class PageResult(BaseModel):
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def flags(self) -> list[PageFlag]:
+        """The page's flags in :data:`PAGE_FLAGS` order (most serious first); empty
+        for a clean page. CLI outputs, the review site, metadata and Ray rows read this."""
+        on = {"error": self.error is not None, "loop_trimmed": self.loop_trimmed,
+              "truncated": self.truncated, "blank": self.blank}
+        return [flag for flag in PAGE_FLAGS if on[flag]]
+
 
 class ParsedDocument(BaseModel):
     """A parsed input: every selected page, in page order, as content or as an error."""
@@ -102,3 +127,23 @@ class ParsedDocument(BaseModel):
     @property
     def failed_pages(self) -> list[PageResult]:
         return [p for p in self.pages if p.error is not None]
+
+    @property
+    def flags(self) -> list[PageFlag]:
+        """Every flag any page has (``error`` also for a file that failed as a whole);
+        ``blank`` only when every page is blank."""
+        on: set[PageFlag] = {flag for page in self.pages for flag in page.flags
+                             if flag != "blank"}
+        if self.error is not None:
+            on.add("error")
+        if self.pages and all(page.blank for page in self.pages):
+            on.add("blank")
+        return [flag for flag in PAGE_FLAGS if flag in on]
+
+    @property
+    def error_text(self) -> str | None:
+        """The file's error and every page's, each page's with its number; None when clean."""
+        errors = [f"page {p.page_number}: {p.error.text}" for p in self.pages if p.error]
+        if self.error is not None:
+            errors.insert(0, self.error.text)
+        return "; ".join(errors) or None

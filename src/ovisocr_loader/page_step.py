@@ -111,5 +111,4 @@ async def _read(session: Session, job: PageJob, page: EncodedPage) -> PageDone:
 
 
 def _failed(number: int, exc: SourceError) -> PageResult:
-    return PageResult(page_number=number,
-                      error=PageErrorInfo(kind=type(exc).__name__, message=exc.reason))
+    return PageResult(page_number=number, error=PageErrorInfo.from_exception(exc))

@@ -160,7 +160,7 @@ class Scheduler:
             log.warning("%s", error)
             self.out.put_nowait(ParsedDocument(
                 source=error.file or label or "<input>",
-                error=PageErrorInfo(kind=type(error).__name__, message=error.reason)))
+                error=PageErrorInfo.from_exception(error)))
             return None
         self.notify(DocumentStarted(inp.name, len(source.page_numbers)))
         self.unfinished += 1
@@ -213,8 +213,8 @@ class Scheduler:
                 error.__cause__ = done.cause
                 self.out.put_nowait(error)
             else:
-                log.warning("%s page %d failed: %s: %s", run.name, result.page_number,
-                            result.error.kind, result.error.message)
+                log.warning("%s page %d failed: %s", run.name, result.page_number,
+                            result.error.text)
         if run.complete:
             self._finish(run)
 

@@ -101,7 +101,8 @@ def test_elements_mode_with_chunks(ovis_simulator: Simulator, scans: Scans):
     assert figure.page_content == "Figure 1: Map of the basin."
     assert figure.metadata["page_number"] == 2 and figure.metadata["page"] == 1
     assert figure.metadata["bbox"] == "100,600,500,900"
-    width, height, *points = map(float, figure.metadata["page_geometry"].split(","))
+    width, height = figure.metadata["page_width"], figure.metadata["page_height"]
+    points = (figure.metadata["page_width_pt"], figure.metadata["page_height_pt"])
     left, top, right, bottom = map(float, figure.metadata["pixel_bbox"].split(","))
     assert (left, top, right, bottom) == (round(width * 0.1), round(height * 0.6),
                                           round(width * 0.5), round(height * 0.9))

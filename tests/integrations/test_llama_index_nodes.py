@@ -91,16 +91,41 @@ def test_figures_become_image_nodes_with_their_crop(ovis_simulator: Simulator, s
     assert "pixel_bbox" not in embedded and "pdf_bbox" not in embedded
 
 
-def test_document_split_keeps_every_page_geometry(ovis_simulator: Simulator, scans: Scans):
-    (doc,) = report_pages(ovis_simulator, scans, split="document")
+def test_pages_keep_their_geometry_in_typed_keys(ovis_simulator: Simulator, scans: Scans):
+    docs = report_pages(ovis_simulator, scans)
     parsed = OvisParser(base_url=ovis_simulator.base_url).parse(scans.report)
-    assert doc.metadata["page_geometry"] == ";".join(
-        f"{p.width},{p.height},{p.page_size_pt[0]:g},{p.page_size_pt[1]:g}"
-        for p in parsed.pages)
+    assert [(d.metadata["page_width"], d.metadata["page_height"], d.metadata["page_width_pt"],
+             d.metadata["page_height_pt"], d.metadata["rotation"]) for d in docs] == [
+        (p.width, p.height, *p.page_size_pt, 0) for p in parsed.pages]
     element_docs = report_pages(ovis_simulator, scans, split="element")
     figure = next(d for d in element_docs if d.metadata.get("category") == "figure")
     assert figure.metadata["pdf_bbox"] and figure.metadata["pixel_bbox"]
     assert figure.text == "Figure 1: Map of the basin."
+
+
+def test_nodes_are_the_same_from_carried_elements_and_from_text(ovis_simulator: Simulator,
+                                                                scans: Scans, tmp_path: Path):
+    options = {"figures": "crop", "figures_dir": tmp_path / "crops"}
+    pages = report_pages(ovis_simulator, scans, **options)
+    through_json = [Document.from_dict(d.to_dict()) for d in pages]
+    assert [(n.text, n.metadata) for n in OvisNodeParser().get_nodes_from_documents(pages)] == [
+        (n.text, n.metadata) for n in OvisNodeParser().get_nodes_from_documents(through_json)]
+
+
+def test_a_document_split_hands_its_elements_to_the_node_parser(ovis_simulator: Simulator,
+                                                                 scans: Scans, tmp_path: Path):
+    (doc,) = report_pages(ovis_simulator, scans, split="document", figures="crop",
+                          figures_dir=tmp_path / "crops")
+    # one Document for three pages has no page geometry in its metadata: the figure's
+    # boxes come from the elements the reader parsed, handed over with the Document
+    carried = OvisNodeParser().get_nodes_from_documents([doc])
+    image = next(n for n in carried if isinstance(n, ImageNode))
+    assert image.metadata["pixel_bbox"] and image.metadata["pdf_bbox"]
+    assert image.metadata["page_number"] == 2
+    # from its text alone (after JSON) the 0-999 box is all there is
+    text_only = OvisNodeParser().get_nodes_from_documents([Document.from_dict(doc.to_dict())])
+    image = next(n for n in text_only if isinstance(n, ImageNode))
+    assert image.metadata["bbox"] == "100,600,500,900" and image.metadata["pixel_bbox"] is None
 
 
 def test_running_headers_and_page_numbers_stay_out_of_chunks(ovis_simulator: Simulator):

@@ -108,16 +108,12 @@ def render_markdown(doc: ParsedDocument, note: str = "") -> str:
         header += f"; {note}"
     parts = [header + " -->"]
     if doc.error is not None:
-        parts.append(f"<!-- error: {doc.error.kind}: {doc.error.message} -->")
+        parts.append(f"<!-- error: {doc.error.text} -->")
     for page in doc.pages:
         mark = f"<!-- page {page.page_number}"
         if page.error is not None:
-            mark += f": {page.error.kind}: {page.error.message}"
-        elif page.blank:
-            mark += ": blank"
-        elif page.loop_trimmed:
-            mark += ": loop_trimmed"
-        elif page.truncated:
-            mark += ": truncated"
+            mark += f": {page.error.text}"
+        elif page.flags:
+            mark += f": {page.flags[0]}"
         parts.append(mark + " -->\n\n" + page.markdown if page.markdown else mark + " -->")
     return "\n\n".join(parts) + "\n"

@@ -131,7 +131,7 @@ class ParseRun:
         self.partial.pop(doc.source, None)
         if doc.error is not None:
             self.failed_files += 1
-            say(f"{doc.source}: {doc.error.kind}: {doc.error.message}")
+            say(f"{doc.source}: {doc.error.text}")
             return
         self.plan.write(doc)
         self.documents += 1

@@ -19,7 +19,6 @@ from ..parser import OvisParser
 from ..paths import user_path
 from ..pipeline import DocumentJob
 from ..review import write_site
-from ..review.html import page_flags
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 from .parse_command import check_inputs, parser_options, progress_mode, say
 from .progress import Progress
@@ -45,7 +44,7 @@ def run_review(args: argparse.Namespace) -> int:
     index = write_site(docs, user_path(args.output), render=RenderSettings(dpi=args.dpi),
                        password=args.password)
     pages = sum(len(d.pages) for d in docs)
-    flagged = sum(1 for d in docs for p in d.pages if page_flags(p))
+    flagged = sum(1 for d in docs for p in d.pages if p.flags)
     failed = sum(1 for d in docs if d.error is not None) + len(problems)
     page_errors = sum(1 for d in docs for p in d.pages if p.error is not None)
     say(f"review site: {index} ({len(docs)} documents, {pages} pages, {flagged} flagged "

@@ -23,9 +23,8 @@ never counts as an outage: any success resets the count.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config import HealthPolicy
@@ -141,15 +140,6 @@ class EndpointPool:
     def in_outage(self) -> bool:
         """Every endpoint is out: requests wait for one to come back."""
         return not any(e.up for e in self.endpoints)
-
-    @contextlib.asynccontextmanager
-    async def use(self, avoid: Endpoint | None = None) -> AsyncIterator[Endpoint]:
-        """Hold the chosen endpoint's outstanding count for the duration of a request."""
-        endpoint = await self.acquire(avoid)
-        try:
-            yield endpoint
-        finally:
-            self.release(endpoint)
 
     async def acquire(self, avoid: Endpoint | None = None) -> Endpoint:
         """The endpoint for the next try; during an outage, wait for one to come back.

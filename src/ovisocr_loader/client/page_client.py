@@ -79,8 +79,7 @@ class PageClient:
         except OvisLoaderError as exc:
             outcome.markdown = ""
             outcome.exception = exc
-            outcome.error = PageErrorInfo(kind=type(exc).__name__, message=exc.reason,
-                                          attempts=len(outcome.attempts))
+            outcome.error = PageErrorInfo.from_exception(exc, attempts=len(outcome.attempts))
         return outcome
 
     async def _recipe(self, png: bytes, outcome: PageOutcome) -> None:

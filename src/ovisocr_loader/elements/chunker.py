@@ -17,16 +17,26 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .model import Element, TableData
 from .table_text import header_lines, row_lines, table_text
 
-if TYPE_CHECKING:  # the document model imports elements; keep the import one way at runtime
-    from ..document import ParsedDocument
+
+class _Page(Protocol):
+    @property
+    def elements(self) -> list[Element]: ...
+
+
+class Pages(Protocol):
+    """What the chunker reads of a document: its pages' elements, in order. A
+    :class:`~ovisocr_loader.ParsedDocument` is one; the chunker needs no more of it."""
+
+    @property
+    def pages(self) -> Sequence[_Page]: ...
 
 TokenCounter = Callable[[str], int]
 
@@ -85,7 +95,7 @@ def enter_heading(path: HeadingPath, heading: Element) -> None:
     path.append((level, heading.text))
 
 
-def chunk_document(doc: ParsedDocument, max_tokens: int = DEFAULT_CHUNK_TOKENS, *,
+def chunk_document(doc: Pages, max_tokens: int = DEFAULT_CHUNK_TOKENS, *,
                    count_tokens: TokenCounter = approx_tokens,
                    include_furniture: bool = False,
                    page_breaks: bool = False) -> list[Chunk]:

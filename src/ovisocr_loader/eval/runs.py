@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from ..document import ParsedDocument
+from ..document import PAGE_FLAGS, ParsedDocument
 
 PageStatus = Literal["ok", "failed", "loop_trimmed", "truncated", "blank"]
 
@@ -106,9 +106,9 @@ def read_output(path: Path, name: str | None = None) -> RunDocument:
 
 def from_document(doc: ParsedDocument, name: str, path: Path) -> RunDocument:
     """A parsed document (from JSON, or straight from a parser) as a run document."""
-    pages = [RunPage(p.page_number, p.markdown if p.error is None else "", _status(
-        p.error is not None, p.loop_trimmed, p.truncated, p.blank)) for p in doc.pages]
-    error = f"{doc.error.kind}: {doc.error.message}" if doc.error is not None else None
+    pages = [RunPage(p.page_number, p.markdown if p.error is None else "",
+                     _status(p.flags[0] if p.flags else None)) for p in doc.pages]
+    error = doc.error.text if doc.error is not None else None
     return RunDocument(name, path, pages, error)
 
 
@@ -124,21 +124,18 @@ def _from_markdown(raw: str, name: str, path: Path) -> RunDocument:
     for index, mark in enumerate(marks):
         end = marks[index + 1].start() if index + 1 < len(marks) else len(raw)
         flag = (mark.group(2) or "").strip()
-        failed = bool(flag) and flag not in ("blank", "loop_trimmed", "truncated")
+        failed = bool(flag) and flag not in PAGE_FLAGS
         pages.append(RunPage(int(mark.group(1)), "" if failed else raw[mark.end():end].strip(),
-                             _status(failed, flag == "loop_trimmed", flag == "truncated",
-                                     flag == "blank")))
+                             _status("error" if failed else flag or None)))
     return RunDocument(name, path, pages)
 
 
-def _status(failed: bool, loop_trimmed: bool, truncated: bool, blank: bool) -> PageStatus:
-    if failed:
-        return "failed"
-    if loop_trimmed:
-        return "loop_trimmed"
-    if truncated:
-        return "truncated"
-    return "blank" if blank else "ok"
+def _status(flag: str | None) -> PageStatus:
+    """A page's status from its most serious flag (a Markdown page mark names it)."""
+    statuses: dict[str | None, PageStatus] = {
+        None: "ok", "error": "failed", "loop_trimmed": "loop_trimmed",
+        "truncated": "truncated", "blank": "blank"}
+    return statuses[flag]
 
 
 def load_references(paths: Iterable[str | Path]) -> tuple[dict[str, Reference], list[str]]:

@@ -25,12 +25,11 @@ from ..pipeline import DocumentJob
 from ..sources import expand_paths
 from . import metadata as keys
 from .common import (
-    document_flags,
+    document_metadata,
     element_content,
     figure_caption,
     figure_metadata,
-    page_flags,
-    page_geometry,
+    page_metadata,
     walk_elements,
 )
 
@@ -84,15 +83,16 @@ class OvisBlobParser(BaseBlobParser):
         if parsed.error is not None or self.mode == "single":
             text = self.pages_delimiter.join(p.markdown for p in parsed.pages)
             return [Document(id=document_id(key), page_content=text,
-                             metadata={**base, **document_flags(parsed)})]
+                             metadata={**base, **document_metadata(parsed)})]
         if self.mode == "page":
             return [Document(id=document_id(f"{key}_p{page.page_number}"),
                              page_content=page.markdown,
-                             metadata={**base, **_page_keys(page.page_number), **page_flags(page)})
+                             metadata={**base, **_page_keys(page.page_number),
+                                       **page_metadata(page)})
                     for page in parsed.pages]
         # blank and failed pages have no elements: each stays on record as an empty Document
         empty = [Document(id=document_id(f"{key}_p{page.page_number}"), page_content="",
-                          metadata={**base, **_page_keys(page.page_number), **page_flags(page)})
+                          metadata={**base, **_page_keys(page.page_number), **page_metadata(page)})
                  for page in parsed.pages if not page.ok or page.blank]
         if self.chunk_size is not None:
             return empty + self._chunk_documents(parsed, key, base)
@@ -104,7 +104,7 @@ class OvisBlobParser(BaseBlobParser):
         docs = []
         for element, path in walk_elements(parsed):
             page = pages[element.page_number]
-            meta = {**base, **_page_keys(page.page_number), **page_flags(page),
+            meta = {**base, **_page_keys(page.page_number), **page_metadata(page),
                     keys.CATEGORY: _category(element, page), keys.ELEMENT_INDEX: element.index,
                     keys.HEADING_PATH: HEADING_SEPARATOR.join(path)}
             text = element_content(element)
@@ -140,10 +140,9 @@ class OvisBlobParser(BaseBlobParser):
                 docs.append(Document(
                     id=document_id(f"{key}_c{chunk.index}_p{figure.page_number}_e{figure.index}"),
                     page_content=figure_caption(on_page, figure),
-                    metadata={**meta, **_page_keys(figure.page_number),
-                              keys.CATEGORY: CATEGORIES["figure"],
-                              keys.PAGE_GEOMETRY: page_geometry(pages[figure.page_number]),
-                              **figure_metadata(figure)}))
+                    metadata={**meta, **page_metadata(pages[figure.page_number]),
+                              **_page_keys(figure.page_number),
+                              keys.CATEGORY: CATEGORIES["figure"], **figure_metadata(figure)}))
         return docs
 
 

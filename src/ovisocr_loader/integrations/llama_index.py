@@ -30,7 +30,7 @@ from llama_index.core.schema import (
     TextNode,
 )
 
-from ..document import ParsedDocument
+from ..document import PageResult, ParsedDocument
 from ..elements import Chunk, Element, chunk_document
 from ..elements.chunker import DEFAULT_CHUNK_TOKENS, approx_tokens
 from ..elements.crops import crop_file_name, figure_number
@@ -40,13 +40,14 @@ from ..pipeline import DocumentJob
 from . import metadata as keys
 from .common import (
     PAGE_SEPARATOR,
-    document_flags,
+    document_metadata,
     document_text,
     element_content,
     figure_caption,
     figure_metadata,
-    page_flags,
-    rebuild_pages,
+    mark_furniture,
+    page_from_text,
+    page_metadata,
     walk_elements,
 )
 
@@ -208,23 +209,24 @@ class OvisReader(BasePydanticReader):
             base[keys.FIGURES_DIR] = self.figures_dir
         key = parsed.sha256 or parsed.source
         if parsed.error is not None or self.split == "document":
-            return [_document(document_text(parsed), key,
-                              {**base, **document_flags(parsed)})]
+            return [_document(document_text(parsed.pages), key,
+                              {**base, **document_metadata(parsed)}, parsed.pages)]
         if self.split == "page":
             return [_document(page.markdown, f"{key}_p{page.page_number}",
-                              {**base, **_page_keys(page.page_number), **page_flags(page)})
+                              {**base, **_page_keys(page.page_number), **page_metadata(page)},
+                              [page])
                     for page in parsed.pages]
         return self._element_documents(parsed, key, base)
 
     def _element_documents(self, parsed: ParsedDocument, key: str, base: dict[str, Any]
                            ) -> list[Document]:
         docs = [_document("", f"{key}_p{page.page_number}",
-                          {**base, **_page_keys(page.page_number), **page_flags(page)})
+                          {**base, **_page_keys(page.page_number), **page_metadata(page)}, [])
                 for page in parsed.pages if not page.ok or page.blank]
         pages = {page.page_number: page for page in parsed.pages}
         for element, path in walk_elements(parsed):
             meta = {**base, **_page_keys(element.page_number),
-                    **page_flags(pages[element.page_number]),
+                    **page_metadata(pages[element.page_number]),
                     keys.CATEGORY: element.kind, keys.ELEMENT_INDEX: element.index,
                     keys.HEADER_PATH: _header_path(path)}
             text = element_content(element)
@@ -234,7 +236,7 @@ class OvisReader(BasePydanticReader):
                 text = figure_caption(pages[element.page_number].elements, element)
                 meta.update(figure_metadata(element))
             docs.append(_document(text, f"{key}_p{element.page_number}_e{element.index}",
-                                  meta))
+                                  meta, []))
         return docs
 
 
@@ -295,23 +297,8 @@ class OvisNodeParser(NodeParser):
         return out
 
     def _group_nodes(self, group: list[BaseNode]) -> list[BaseNode]:
-        owners: dict[int, BaseNode] = {}
-        texts: list[tuple[int, str, str | None]] = []
         per_page = all(keys.PAGE_NUMBER in n.metadata for n in group)
-        for node in group:
-            if per_page:
-                number = int(node.metadata[keys.PAGE_NUMBER])
-                owners[number] = node
-                texts.append((number, node.get_content(),
-                              node.metadata.get(keys.PAGE_GEOMETRY)))
-                continue
-            geometry = str(node.metadata.get(keys.PAGE_GEOMETRY) or "").split(";")
-            for offset, text in enumerate(node.get_content().split(PAGE_SEPARATOR)):
-                number = len(texts) + 1
-                owners[number] = node
-                texts.append((number, text, geometry[offset] if offset < len(geometry)
-                              else None))
-        pages = rebuild_pages(texts)
+        owners, pages = _group_pages(group, per_page)
         page_elements = {page.page_number: page.elements for page in pages}
         chunks = chunk_document(ParsedDocument(source="", pages=pages),
                                 self._text_budget(group[0]), count_tokens=self._count,
@@ -370,10 +357,60 @@ class OvisNodeParser(NodeParser):
         return node
 
 
-def _document(text: str, doc_id: str, metadata: dict[str, Any]) -> Document:
-    return Document(id_=doc_id, text=text, metadata=metadata,
-                    excluded_embed_metadata_keys=[k for k in keys.NOT_EMBEDDED if k in metadata],
-                    excluded_llm_metadata_keys=[k for k in keys.NOT_FOR_LLM if k in metadata])
+class _ReadDocument(Document):
+    """A Document as the reader made it, carrying the pages (with their elements) its
+    text came from, so that OvisNodeParser chunks what was parsed once instead of
+    parsing the text again. The pages are not serialised: a Document that went
+    through JSON or another process is parsed from its text, like any other."""
+
+    _pages: list[PageResult] = PrivateAttr(default_factory=list)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "Document"
+
+
+def _document(text: str, doc_id: str, metadata: dict[str, Any], pages: list[PageResult]
+              ) -> Document:
+    doc = _ReadDocument(  # type: ignore[call-arg]  # Document.__init__ takes text=
+        id_=doc_id, text=text, metadata=metadata,
+        excluded_embed_metadata_keys=[k for k in keys.NOT_EMBEDDED if k in metadata],
+        excluded_llm_metadata_keys=[k for k in keys.NOT_FOR_LLM if k in metadata])
+    doc._pages = pages
+    return doc
+
+
+def _carried_pages(node: BaseNode, per_page: bool) -> list[PageResult] | None:
+    """The pages the reader made ``node`` from, if it still holds their text unchanged."""
+    if not isinstance(node, _ReadDocument) or not node._pages:
+        return None
+    text = node._pages[0].markdown if per_page else document_text(node._pages)
+    return node._pages if node.get_content() == text else None
+
+
+def _group_pages(group: list[BaseNode], per_page: bool
+                 ) -> tuple[dict[int, BaseNode], list[PageResult]]:
+    """The pages of a group of nodes, each with the node it came from: carried from the
+    reader, or parsed from the node's text (a ``split="document"`` text page by page)."""
+    owners: dict[int, BaseNode] = {}
+    pages: list[PageResult] = []
+    parsed: list[PageResult] = []
+    for node in group:
+        node_pages = _carried_pages(node, per_page)
+        if node_pages is None:
+            if per_page:
+                texts = [(int(node.metadata[keys.PAGE_NUMBER]), node.get_content())]
+            else:
+                texts = [(len(pages) + offset + 1, text) for offset, text
+                         in enumerate(node.get_content().split(PAGE_SEPARATOR))]
+            meta = node.metadata if per_page else {}
+            node_pages = [page_from_text(number, text, meta) for number, text in texts]
+            parsed.extend(node_pages)
+        for page in node_pages:
+            owners[page.page_number] = node
+        pages.extend(node_pages)
+    mark_furniture(parsed)
+    return owners, pages
 
 
 def _page_keys(page_number: int) -> dict[str, Any]:

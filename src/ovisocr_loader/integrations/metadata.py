@@ -33,7 +33,11 @@ PAGE_NUMBER = "page_number"
 PAGE_NUMBERS = "page_numbers"
 TOTAL_PAGES = "total_pages"
 SOURCE_SHA256 = "source_sha256"
-PAGE_GEOMETRY = "page_geometry"
+PAGE_WIDTH = "page_width"
+PAGE_HEIGHT = "page_height"
+PAGE_WIDTH_PT = "page_width_pt"
+PAGE_HEIGHT_PT = "page_height_pt"
+ROTATION = "rotation"
 # how it was produced
 OCR_MODEL = "ocr_model"
 BLANK = "blank"
@@ -63,9 +67,12 @@ KEYS: tuple[MetadataKey, ...] = (
     MetadataKey(PAGE_NUMBERS, False, False, "every page a chunk covers, comma-separated"),
     MetadataKey(TOTAL_PAGES, False, False, "pages in the input"),
     MetadataKey(SOURCE_SHA256, False, False, "content hash of the input (stable ids, crop names)"),
-    MetadataKey(PAGE_GEOMETRY, False, False, "page image pixels and PDF points, and the turn "
-                "upright, 'w,h[,w_pt,h_pt][@r]'; ';' between pages: lets a node parser "
-                "rebuild figure boxes"),
+    MetadataKey(PAGE_WIDTH, False, False, "page image width in pixels"),
+    MetadataKey(PAGE_HEIGHT, False, False, "page image height in pixels"),
+    MetadataKey(PAGE_WIDTH_PT, False, False, "page width in PDF points (None for an image)"),
+    MetadataKey(PAGE_HEIGHT_PT, False, False, "page height in PDF points (None for an image)"),
+    MetadataKey(ROTATION, False, False, "clockwise degrees the page was turned upright "
+                "before it was sent"),
     MetadataKey(OCR_MODEL, False, False, "the served model that read the page"),
     MetadataKey(BLANK, False, False, "the page held no content"),
     MetadataKey(LOOP_TRIMMED, False, False, "a repetition loop was cut from the answer"),

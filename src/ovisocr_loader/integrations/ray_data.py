@@ -25,7 +25,7 @@ import pyarrow as pa
 import ray.data
 
 from ..config import RenderSettings
-from ..document import PageErrorInfo, ParsedDocument
+from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..errors import OvisLoaderError
 from ..parser import OvisParser
 from ..pipeline import DocumentJob, parse_documents
@@ -160,32 +160,24 @@ def document_rows(doc: ParsedDocument, pages: Sequence[int] | None = None
     """The rows of one parsed range: a row per page, or, when the file failed as a
     whole, a row per page of the range asked for (one row if the range was all)."""
     if doc.error is not None or not doc.pages:
-        error = _error_text(doc.error) or "EmptyDocumentError: no pages"
+        error = doc.error.text if doc.error else "EmptyDocumentError: no pages"
         numbers: Sequence[int | None] = list(pages) if pages else [None]
-        return [_row(doc, number, error=error) for number in numbers]
-    rows = []
-    for page in doc.pages:
-        elements = json.dumps([e.model_dump(mode="json", exclude={"image_png"})
-                               for e in page.elements], ensure_ascii=False)
-        rows.append(_row(doc, page.page_number, error=_error_text(page.error),
-                         markdown=page.markdown, elements=elements, blank=page.blank,
-                         loop_trimmed=page.loop_trimmed, truncated=page.truncated,
-                         rotation=page.rotation))
-    return rows
+        return [_row(doc, number, None, error) for number in numbers]
+    return [_row(doc, page.page_number, page, page.error.text if page.error else None)
+            for page in doc.pages]
 
 
-def _error_text(error: PageErrorInfo | None) -> str | None:
-    return None if error is None else f"{error.kind}: {error.message}"
-
-
-def _row(doc: ParsedDocument, page_number: int | None, *, error: str | None,
-         markdown: str = "", elements: str = "[]", blank: bool = False,
-         loop_trimmed: bool = False, truncated: bool = False, rotation: int = 0
-         ) -> dict[str, Any]:
-    return {"source": doc.source, "sha256": doc.sha256, "page_number": page_number,
-            "total_pages": doc.total_pages, "markdown": markdown, "elements": elements,
-            "blank": blank, "loop_trimmed": loop_trimmed, "truncated": truncated,
-            "rotation": rotation, "error": error, "model": doc.model}
+def _row(doc: ParsedDocument, page_number: int | None, page: PageResult | None,
+         error: str | None) -> dict[str, Any]:
+    """One row, its values in :data:`ROW_SCHEMA` order (the one list of columns)."""
+    flags = page.flags if page is not None else []
+    elements = json.dumps([e.model_dump(mode="json", exclude={"image_png"})
+                           for e in page.elements], ensure_ascii=False) if page else "[]"
+    values = (doc.source, doc.sha256, page_number, doc.total_pages,
+              page.markdown if page else "", elements, "blank" in flags,
+              "loop_trimmed" in flags, "truncated" in flags, page.rotation if page else 0,
+              error, doc.model)
+    return dict(zip(ROW_SCHEMA.names, values, strict=True))
 
 
 def ranges_per_worker(settings: ParserSettings) -> int:

@@ -53,21 +53,13 @@ table{border-collapse:collapse}td,th{border:1px solid #99a;padding:2px 6px}th{ba
 """
 
 
-def page_flags(page: PageResult) -> list[str]:
-    """The flags of one page, in a fixed order."""
-    flags = [("error", page.error is not None), ("loop_trimmed", page.loop_trimmed),
-             ("truncated", page.truncated), ("blank", page.blank)]
-    return [name for name, on in flags if on]
-
-
 def document_page(doc: ParsedDocument, images: dict[int, str | None], index_href: str
                   ) -> str:
     """The page of one document: its pages, each image beside its elements."""
     body = [f'<header><a href="{escape(index_href)}">All documents</a>'
             f"<h1>{escape(doc.source)}</h1><p>{escape(_summary(doc))}</p></header><main>"]
     if doc.error is not None:
-        body.append(f'<p class="error" data-flag="error">{escape(doc.error.kind)}: '
-                    f"{escape(doc.error.message)}</p>")
+        body.append(f'<p class="error" data-flag="error">{escape(doc.error.text)}</p>')
     body.extend(_page(page, images.get(page.page_number)) for page in doc.pages)
     body.append("</main>")
     return _html(doc.source, "".join(body))
@@ -77,7 +69,7 @@ def index_page(entries: list[tuple[ParsedDocument, str]]) -> str:
     """The list of documents, each with its page count and flagged pages."""
     rows = []
     for doc, href in entries:
-        flags = {f: [p.page_number for p in doc.pages if f in page_flags(p)]
+        flags = {f: [p.page_number for p in doc.pages if f in p.flags]
                  for f in FLAG_LABELS}
         if doc.error is not None:
             flags["error"] = [0]
@@ -96,7 +88,7 @@ def index_page(entries: list[tuple[ParsedDocument, str]]) -> str:
 
 def _page(page: PageResult, image: str | None) -> str:
     number = page.page_number
-    flags = page_flags(page)
+    flags = page.flags
     attr = f' data-flag="{" ".join(flags)}"' if flags else ""
     badges = "".join(f'<span class="flag" data-flag-name="{f}">{FLAG_LABELS[f]}</span>'
                      for f in flags)
@@ -105,8 +97,7 @@ def _page(page: PageResult, image: str | None) -> str:
     parts = [f'<section class="page" id="page-{number}" data-page="{number}"{attr}>'
              f"<h2>Page {number}{badges}{turn}</h2>"]
     if page.error is not None:
-        parts.append(f'<p class="error">{escape(page.error.kind)}: '
-                     f"{escape(page.error.message)}</p>")
+        parts.append(f'<p class="error">{escape(page.error.text)}</p>')
     parts.append(f'<div class="columns"><div class="image">{_image(page, image)}</div>'
                  f'<div class="elements">{"".join(_elements(page.elements))}'
                  "</div></div></section>")
@@ -161,7 +152,7 @@ def _anchor(element: Element) -> str:
 
 
 def _summary(doc: ParsedDocument) -> str:
-    flagged = sum(1 for p in doc.pages if page_flags(p))
+    flagged = sum(1 for p in doc.pages if p.flags)
     return (f"{len(doc.pages)} of {doc.total_pages} pages, {flagged} flagged; "
             f"model {doc.model or 'unknown'}")
 
