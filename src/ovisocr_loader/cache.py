@@ -42,7 +42,6 @@ from pydantic import ValidationError
 from .client.request import RequestRecipe
 from .config import RenderSettings
 from .document import PageResult
-from .elements import parse_page_or_text
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -190,20 +189,22 @@ def open_page_store(directory: str, layout: CacheLayout = "sqlite") -> PageCache
 
 
 def _encode(page: PageResult) -> str:
-    """What is stored: the page without its elements (re-derived on read) or crops."""
-    return page.model_dump_json(exclude={"elements", "cached"})
+    """What is stored: the page with its elements (parsed once, when the page was read),
+    without figure crops, which belong to a run's own ``figures`` setting."""
+    return page.model_dump_json(exclude={"cached": True,
+                                         "elements": {"__all__": {"image_png", "image_path"}}})
 
 
 def _decode(payload: str, fault: Callable[[str, Exception], None]) -> PageResult | None:
-    """A stored page with its elements re-derived, or None when the entry is unreadable."""
+    """A stored page, or None when the entry is unreadable or was written without its
+    elements (by an earlier version of this package): such a page is read again."""
     try:
         page = PageResult.model_validate_json(payload)
     except (ValidationError, ValueError, TypeError) as exc:
         fault("entry", exc)
         return None
-    page.elements = parse_page_or_text(page.markdown, page.page_number, width=page.width,
-                                       height=page.height, page_size_pt=page.page_size_pt,
-                                       rotation=page.rotation)
+    if "elements" not in page.model_fields_set and page.markdown:
+        return None
     page.cached = True
     return page
 

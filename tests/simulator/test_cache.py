@@ -88,6 +88,24 @@ def test_a_corrupt_entry_is_ignored_and_recomputed(ovis_simulator: Simulator, tm
     assert ovis_simulator.completions() == []           # the bad entry was replaced
 
 
+def test_entries_hold_the_elements_and_older_ones_without_them_are_read_again(
+        ovis_simulator: Simulator, tmp_path: Path):
+    pdf, ids = marked_pdf(2)
+    ovis_simulator.register(ids[0], "# Title\n\nPage one.")
+    OvisParser(base_url=ovis_simulator.base_url, cache_dir=tmp_path).parse(pdf)
+    with sqlite3.connect(tmp_path / CACHE_FILE) as db:
+        stored = json.loads(db.execute("SELECT result FROM pages WHERE page_number = 1"
+                                       ).fetchone()[0])
+        assert [e["kind"] for e in stored["elements"]] == ["heading", "paragraph"]
+        del stored["elements"]   # as entries were written before elements were stored
+        db.execute("UPDATE pages SET result = ? WHERE page_number = 1", (json.dumps(stored),))
+    ovis_simulator.reset_records()
+    doc = OvisParser(base_url=ovis_simulator.base_url, cache_dir=tmp_path).parse(pdf)
+    assert [r.page_id for r in ovis_simulator.completions()] == [ids[0]]
+    assert [e.kind for e in doc.pages[0].elements] == ["heading", "paragraph"]
+    assert not doc.pages[0].cached and doc.pages[1].cached
+
+
 def test_a_cache_file_that_is_not_a_database_is_moved_aside(ovis_simulator: Simulator,
                                                             tmp_path: Path):
     (tmp_path / CACHE_FILE).write_bytes(b"this is not sqlite" * 100)
