@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from ovisocr_loader import OvisParser
-from ovisocr_loader.pipeline import PageFinished, ProgressEvent
+from ovisocr_loader.jobs import PageFinished, ProgressEvent
 from ovisocr_loader.testing import GPU_PROFILES, Simulator, marked_pdf
 
 #: Fixed limits swept per profile, and the simulator speed that keeps the server,

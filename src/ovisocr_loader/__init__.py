@@ -24,8 +24,9 @@ from .errors import (
     SourceError,
     UnsupportedFormatError,
 )
+from .jobs import DocumentJob, DocumentStarted, PageFinished, ProgressEvent
+from .options import ParseOptions
 from .parser import OvisParser
-from .pipeline import DocumentJob, DocumentStarted, PageFinished
 
 __version__ = "0.1.0"
 
@@ -47,8 +48,11 @@ __all__ = [
     "PageFinished",
     "PageResult",
     "PageTimeout",
+    "ParseOptions",
     "ParsedDocument",
     "PasswordRequiredError",
+    "ProgressEvent",
+    "ProgressEvent",
     "RenderSettings",
     "RetryPolicy",
     "ServerConnectionError",

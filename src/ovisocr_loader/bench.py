@@ -19,6 +19,7 @@ import statistics
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from PIL import Image
 
@@ -100,11 +101,11 @@ def percentile(values: Sequence[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def measure(base_url: str | Sequence[str], model: str | None, concurrency: int, pdf: bytes,
-            dpi: float = 150) -> LevelResult:
-    """Parse ``pdf`` at ``concurrency`` requests in flight; time it end to end."""
-    return asyncio.run(_measure(OvisParser(base_url=base_url, model=model,
-                                           concurrency=concurrency, dpi=dpi), concurrency, pdf))
+def measure(concurrency: int, pdf: bytes, **parser_options: Any) -> LevelResult:
+    """Parse ``pdf`` at ``concurrency`` requests in flight; time it end to end.
+    ``parser_options`` are :class:`OvisParser`'s (endpoint, model, dpi, ...)."""
+    parser = OvisParser(**parser_options, concurrency=concurrency)
+    return asyncio.run(_measure(parser, concurrency, pdf))
 
 
 async def _measure(parser: OvisParser, concurrency: int, pdf: bytes) -> LevelResult:
@@ -131,17 +132,16 @@ def elbow(results: Sequence[LevelResult]) -> LevelResult:
                key=lambda r: r.concurrency)
 
 
-def run(base_url: str | Sequence[str], model: str | None, levels: Sequence[int],
-        pages_per_level: int | None = None, warmup: int = 4, dpi: float = 150,
-        seed: int | None = None) -> list[LevelResult]:
+def run(levels: Sequence[int], pages_per_level: int | None = None, warmup: int = 4,
+        seed: int | None = None, **parser_options: Any) -> list[LevelResult]:
     """Warm the server up, then measure every level on its own fresh pages."""
     rng = random.Random(seed)
     if warmup:
-        measure(base_url, model, min(levels), unique_pdf(warmup, rng), dpi)
+        measure(min(levels), unique_pdf(warmup, rng), **parser_options)
     results = []
     for level in levels:
         count = pages_per_level or max(16, 3 * level)
-        results.append(measure(base_url, model, level, unique_pdf(count, rng), dpi))
+        results.append(measure(level, unique_pdf(count, rng), **parser_options))
     return results
 
 

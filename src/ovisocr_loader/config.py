@@ -13,6 +13,8 @@ from typing import Literal
 #: The model's pixel bounds (448*448 .. 2880*2880), per the model card.
 MIN_PIXELS = 448 * 448
 MAX_PIXELS = 2880 * 2880
+#: Render resolutions accepted anywhere (below 150 tables already fuse).
+DPI_RANGE = (72.0, 1200.0)
 
 
 @dataclass(frozen=True)
@@ -33,8 +35,9 @@ class RenderSettings:
     orientation: Literal["off", "auto"] = "off"
 
     def __post_init__(self) -> None:
-        if not 36 <= self.dpi <= 1200:
-            raise ValueError(f"dpi must be between 36 and 1200, got {self.dpi}")
+        if not DPI_RANGE[0] <= self.dpi <= DPI_RANGE[1]:
+            raise ValueError(f"dpi must be between {DPI_RANGE[0]:g} and {DPI_RANGE[1]:g}, "
+                             f"got {self.dpi:g}")
         if not 0 < self.min_pixels < self.max_pixels:
             raise ValueError("need 0 < min_pixels < max_pixels")
         if self.orientation not in ("off", "auto"):

@@ -10,55 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import os
-import urllib.parse
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any, Literal
+from types import TracebackType
+from typing import Any
 
+from ._engine.scheduler import parse_documents
+from ._engine.session import Session
 from ._sync import iterate_sync, run_sync
-from .cache import CacheLayout
-from .client.adaptive import AdaptivePolicy
-from .client.request import resolve_prompt
-from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
+from .config import GuardPolicy, HealthPolicy, RetryPolicy
 from .document import ParsedDocument
-from .paths import user_path
-from .pipeline import DocumentJob, ProgressCallback, parse_documents
-from .session import ErrorMode, FigureMode, ParserSettings, Session
+from .jobs import DocumentJob, ProgressCallback
+from .options import (
+    DEFAULTS,
+    Auto,
+    CacheLayout,
+    ErrorMode,
+    FigureMode,
+    Orientation,
+    ParseOptions,
+)
 from .sources import Source
-from .sources.orientation import require_classifier
-
-DEFAULT_BASE_URL = "http://localhost:8000/v1"
-
-
-def resolve_base_urls(base_url: str | Sequence[str] | None) -> tuple[str, ...]:
-    """One URL, several, or ``OVISOCR_BASE_URL`` (comma-separated for several)."""
-    if base_url is None:
-        base_url = os.environ.get("OVISOCR_BASE_URL") or DEFAULT_BASE_URL
-    urls = [base_url] if isinstance(base_url, str) else list(base_url)
-    urls = [u.strip() for item in urls for u in item.split(",") if u.strip()]
-    if not urls:
-        raise ValueError("base_url is empty")
-    for url in urls:
-        _check_url(url)
-    return tuple(dict.fromkeys(urls))
-
-
-def _check_url(url: str) -> None:
-    """An http(s) URL with a host and no credentials in it (they would end up in logs)."""
-    parts = urllib.parse.urlsplit(url)
-    shown = parts._replace(netloc=parts.hostname or "").geturl() if parts.password else url
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"base_url must be an http(s) URL such as http://localhost:8000/v1, "
-                         f"got {shown!r}")
-    if parts.username or parts.password:
-        raise ValueError(f"base_url {shown!r} holds credentials; pass api_key= (or set "
-                         "OVISOCR_API_KEY) instead")
-
-
-def _with_server_wait(health: HealthPolicy, server_wait: float | None) -> HealthPolicy:
-    return health if server_wait is None else dataclasses.replace(health,
-                                                                  wait_for_any=server_wait)
 
 
 class OvisParser:
@@ -113,64 +85,53 @@ class OvisParser:
 
     def __init__(
         self,
-        base_url: str | Sequence[str] | None = None,
-        api_key: str | None = None,
-        model: str | None = None,
-        dpi: float = 150,
-        concurrency: int | Literal["auto"] = "auto",
+        base_url: str | Sequence[str] | None = DEFAULTS.base_url,
+        api_key: str | None = DEFAULTS.api_key,
+        model: str | None = DEFAULTS.model,
+        dpi: float = DEFAULTS.dpi,
+        concurrency: int | Auto = DEFAULTS.concurrency,
         *,
-        first_token_timeout: float = 120.0,
-        page_timeout: float = 900.0,
-        connect_timeout: float = 5.0,
-        retry: RetryPolicy | None = None,
-        guard: GuardPolicy | None = None,
-        errors: ErrorMode = "record",
-        figures: FigureMode = "keep",
-        figures_dir: str | os.PathLike[str] | None = None,
-        prefetch: int | None = None,
-        health: HealthPolicy | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-        cache_layout: CacheLayout = "sqlite",
-        server_wait: float | None = None,
-        max_concurrency: int = 256,
-        orientation: Literal["off", "auto"] = "off",
-        prompt: str | None = None,
-        render_workers: int = 0,
+        first_token_timeout: float = DEFAULTS.first_token_timeout,
+        page_timeout: float = DEFAULTS.page_timeout,
+        connect_timeout: float = DEFAULTS.connect_timeout,
+        retry: RetryPolicy | None = DEFAULTS.retry,
+        guard: GuardPolicy | None = DEFAULTS.guard,
+        errors: ErrorMode = DEFAULTS.errors,
+        figures: FigureMode = DEFAULTS.figures,
+        figures_dir: str | os.PathLike[str] | None = DEFAULTS.figures_dir,
+        prefetch: int | None = DEFAULTS.prefetch,
+        health: HealthPolicy | None = DEFAULTS.health,
+        cache_dir: str | os.PathLike[str] | None = DEFAULTS.cache_dir,
+        cache_layout: CacheLayout = DEFAULTS.cache_layout,
+        server_wait: float | None = DEFAULTS.server_wait,
+        max_concurrency: int = DEFAULTS.max_concurrency,
+        orientation: Orientation = DEFAULTS.orientation,
+        prompt: str | None = DEFAULTS.prompt,
+        render_workers: int | Auto = DEFAULTS.render_workers,
     ) -> None:
-        if concurrency != "auto" and (not isinstance(concurrency, int) or concurrency < 1):
-            raise ValueError(f'concurrency must be "auto" or an int >= 1, got {concurrency!r}')
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
-        if orientation == "auto":
-            require_classifier()   # the extra, named now rather than at the first page
-        if cache_layout not in ("sqlite", "files"):
-            raise ValueError('cache_layout must be "sqlite" or "files"')
-        if errors not in ("record", "raise"):
-            raise ValueError('errors must be "record" or "raise"')
-        if render_workers < 0:
-            raise ValueError("render_workers must be 0 (threads only) or more")
-        self.settings = ParserSettings(
-            base_urls=resolve_base_urls(base_url),
-            api_key=api_key or os.environ.get("OVISOCR_API_KEY"),
-            model=model or os.environ.get("OVISOCR_MODEL"),
-            render=RenderSettings(dpi=dpi, orientation=orientation),
-            concurrency=concurrency,
-            prefetch=prefetch,
-            timeouts=Timeouts(first_token=first_token_timeout, page=page_timeout,
-                              connect=connect_timeout),
-            retry=retry or RetryPolicy(),
-            guard=guard or GuardPolicy(),
-            errors=errors,
-            figures=figures,
-            figures_dir=user_path(figures_dir) if figures_dir is not None else None,
-            health=_with_server_wait(health or HealthPolicy(), server_wait),
-            cache_dir=user_path(cache_dir) if cache_dir is not None else None,
-            cache_layout=cache_layout,
-            adaptive=AdaptivePolicy(start=min(16, max_concurrency), maximum=max_concurrency),
-            prompt=resolve_prompt(prompt),
-            render_workers=render_workers,
-        )
+        given = {name: value for name, value in locals().items() if name != "self"}
+        self._adopt(ParseOptions(**given))
+
+    @classmethod
+    def from_options(cls, options: ParseOptions, *, workers: int = 1) -> OvisParser:
+        """A parser for options already validated (an ``OvisReader`` is one); with
+        ``workers``, for one of that many processes sharing the limits."""
+        parser = cls.__new__(cls)
+        own = ParseOptions.model_construct(**{name: getattr(options, name)
+                                              for name in ParseOptions.model_fields})
+        parser._adopt(own, workers)
+        return parser
+
+    def share(self, workers: int) -> OvisParser:
+        """A parser with this one's options for one of ``workers`` processes that share
+        its limits: each takes its part of ``concurrency`` (see ``concurrency_share``)."""
+        return self.from_options(self.options, workers=workers)
+
+    def _adopt(self, options: ParseOptions, workers: int = 1) -> None:
+        self.options = options
+        self.settings = options.settings(workers)
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
+        self._held: dict[asyncio.AbstractEventLoop, list[contextlib.AsyncExitStack]] = {}
 
     def __repr__(self) -> str:
         s = self.settings
@@ -185,11 +146,31 @@ class OvisParser:
         return sum(s.concurrency for s in sessions) if sessions else None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"settings": self.settings}
+        return {"options": self.options, "settings": self.settings}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.settings = state["settings"]
-        self._sessions = {}
+        self.options, self.settings = state["options"], state["settings"]
+        self._sessions, self._held = {}, {}
+
+    async def __aenter__(self) -> OvisParser:
+        """Hold this event loop's session (connections, adaptive limit, cache, render
+        processes) open until :meth:`aclose`: what a long-lived worker wants. Calls in
+        between share it instead of opening and closing their own."""
+        stack = contextlib.AsyncExitStack()
+        await stack.enter_async_context(self._session())
+        self._held.setdefault(asyncio.get_running_loop(), []).append(stack)
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Let go of the session :meth:`__aenter__` held on this loop (closed once no
+        call uses it); a no-op when none is held."""
+        held = self._held.get(asyncio.get_running_loop())
+        if held:
+            await held.pop().aclose()
 
     @contextlib.asynccontextmanager
     async def _session(self) -> AsyncIterator[Session]:

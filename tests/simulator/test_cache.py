@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ovisocr_loader import OvisParser
-from ovisocr_loader.cache import CACHE_FILE
+from ovisocr_loader._engine.cache import CACHE_FILE
 from ovisocr_loader.testing import (
     HttpError,
     LatencyModel,

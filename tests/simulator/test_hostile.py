@@ -25,7 +25,7 @@ from ovisocr_loader import (
     RetryPolicy,
     ServerProtocolError,
 )
-from ovisocr_loader.cache import CACHE_FILE
+from ovisocr_loader._engine.cache import CACHE_FILE
 from ovisocr_loader.client.guard import StreamGuard, tail_window
 from ovisocr_loader.langchain import OvisLoader
 from ovisocr_loader.testing import HttpError, PageScript, Simulator, make_pdf, page_image

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from ovisocr_loader.cache import page_key
+from ovisocr_loader._engine.cache import page_key
 from ovisocr_loader.client.request import RequestRecipe
 from ovisocr_loader.config import GuardPolicy, RenderSettings
 

@@ -15,7 +15,7 @@ from ovisocr_loader.integrations.ray_data import (
     ROW_SCHEMA,
     document_rows,
     plan_page_ranges,
-    worker_settings,
+    worker_parser,
 )
 from ovisocr_loader.testing import marked_pdf
 
@@ -40,15 +40,16 @@ def test_a_file_that_cannot_be_opened_is_one_whole_file_range(tmp_path: Path) ->
 
 
 def test_workers_split_the_total_limit() -> None:
-    fixed = OvisParser(base_url="http://gpu:8000/v1", concurrency=32).settings
-    assert worker_settings(fixed, 2).concurrency == 16
-    assert worker_settings(fixed, 3).concurrency == 10
-    assert worker_settings(fixed, 64).concurrency == 1
-    auto = OvisParser(base_url="http://gpu:8000/v1", max_concurrency=256).settings
-    share = worker_settings(auto, 4)
-    assert (share.concurrency, share.adaptive.maximum, share.adaptive.start) == ("auto", 64, 4)
-    raising = OvisParser(base_url="http://gpu:8000/v1", errors="raise").settings
-    assert worker_settings(raising, 1).errors == "record"
+    fixed = OvisParser(base_url="http://gpu:8000/v1", concurrency=32)
+    assert fixed.share(2).settings.concurrency == 16
+    assert fixed.share(3).settings.concurrency == 10
+    assert fixed.share(64).settings.concurrency == 1
+    assert fixed.settings.concurrency == 32           # sharing made new parsers
+    auto = OvisParser(base_url="http://gpu:8000/v1", max_concurrency=256).share(4).settings
+    assert (auto.concurrency, auto.adaptive.maximum, auto.adaptive.start) == ("auto", 64, 4)
+    worker = worker_parser({"base_url": "http://gpu:8000/v1", "errors": "raise",
+                            "render_workers": 3}, 1).settings
+    assert (worker.errors, worker.render_workers) == ("record", 0)
 
 
 def test_rows_carry_every_page_or_the_error_of_each_page_asked_for() -> None:

@@ -4,9 +4,10 @@ checks that turn a bad value into a usage error (exit 2, no traceback)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from .. import __version__
+from ..config import DPI_RANGE
+from .option_flags import add_option_flags, number
 
 EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -18,40 +19,6 @@ ENVIRONMENT = """environment:
 exit status: 0 all parsed; 1 some page or file failed (the rest is written);
 2 nothing usable (no input, no server, bad option); 130 interrupted.
 Try it without a GPU: `ovisocr simulate --port 8000` in another terminal."""
-
-
-def number(kind: type[int] | type[float], low: float, high: float | None = None,
-           *, low_open: bool = False) -> Callable[[str], float]:
-    """An argparse type: a number within bounds, else a usage error naming them."""
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        too_low = value <= low if low_open else value < low
-        if too_low or (high is not None and value > high):
-            bounds = f"> {low:g}" if low_open else f">= {low:g}"
-            if high is not None:
-                bounds = f"between {low:g} and {high:g}"
-            raise argparse.ArgumentTypeError(f"must be {bounds}, got {text}")
-        return value
-    return parse
-
-
-def concurrency(text: str) -> int | str:
-    """``auto`` or a whole number >= 1."""
-    if text.strip().lower() == "auto":
-        return "auto"
-    return int(number(int, 1, 4096)(text))
-
-
-def render_workers(text: str) -> int:
-    """``auto`` (the cores beyond two) or a whole number >= 0."""
-    if text.strip().lower() == "auto":
-        from ..sources.render_workers import default_render_workers
-
-        return default_render_workers()
-    return int(number(int, 0, 64)(text))
 
 
 def page_ranges(text: str) -> list[int]:
@@ -109,7 +76,7 @@ def _parse_command(p: argparse.ArgumentParser) -> None:
                    help="md or json; repeat to write both (default: md; with -o -, json\n"
                         "means JSON lines); with --engine ray: parquet (default) or json,\n"
                         "one row per page, files in the -o directory")
-    _parser_options(p)
+    _parser_options(p, "parse")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local: this process (default); ray: Ray Data workers, one row\n"
                         "per page (needs the ray extra)")
@@ -128,51 +95,17 @@ def _review_command(r: argparse.ArgumentParser) -> None:
                         ".json files of an earlier `ovisocr parse` (shown as saved)")
     r.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="folder for the site: DIR/index.html and a page per document")
-    _parser_options(r)
+    _parser_options(r, "review")
     _progress_option(r)
 
 
-def _parser_options(p: argparse.ArgumentParser, *, dpi: bool = True) -> None:
-    """What reading a page takes: shared by ``parse``, ``review`` and ``eval``."""
+def _parser_options(p: argparse.ArgumentParser, command: str) -> None:
+    """What reading a page takes: the parse options ``command`` exposes, and which
+    pages of which (encrypted) input."""
     p.add_argument("--pages", type=page_ranges, metavar="RANGES",
                    help="only these 1-based pages of each input, e.g. 1-3,7 (default: all)")
-    p.add_argument("--base-url", action="append", metavar="URL",
-                   help="OpenAI-compatible endpoint ending in /v1 (default: $OVISOCR_BASE_URL\n"
-                        "or http://localhost:8000/v1); repeat to spread pages over servers")
-    p.add_argument("--api-key", metavar="KEY", help="API key (default: $OVISOCR_API_KEY)")
-    p.add_argument("--model", metavar="NAME",
-                   help="served model name, checked against /v1/models (default:\n"
-                        "$OVISOCR_MODEL, else the first model the server lists)")
-    p.add_argument("--prompt", metavar="NAME|TEXT",
-                   help="the page prompt: ovisocr2 (default, the model card's), glm-ocr,\n"
-                        "or the text to send, for another document VLM")
-    p.add_argument("--concurrency", type=concurrency, default="auto", metavar="N|auto",
-                   help="requests in flight over all inputs: a number, or auto to find and\n"
-                        "track the server's throughput elbow (default: auto)")
-    p.add_argument("--max-concurrency", type=number(int, 1, 4096), default=256, metavar="N",
-                   help="upper bound of --concurrency auto, per server (default: 256)")
-    if dpi:
-        p.add_argument("--dpi", type=number(float, 72, 1200), default=150, metavar="DPI",
-                       help="render resolution in dots per inch, 72-1200 (default: 150;\n"
-                            "below 150 tables fuse)")
-    p.add_argument("--orientation", choices=("off", "auto"), default="off",
-                   help="auto: turn sideways or upside-down pages upright before sending\n"
-                        "(needs the orientation extra; default: off)")
-    p.add_argument("--render-workers", type=render_workers, default="auto", metavar="N|auto",
-                   help="processes rendering PDF pages, each with its own PDFium: auto\n"
-                        "(default) uses the cores beyond two, 0 renders in threads")
+    add_option_flags(p, command)
     p.add_argument("--password", metavar="PASSWORD", help="password for encrypted PDFs")
-    p.add_argument("--cache", metavar="DIR",
-                   help="keep finished pages in DIR: reruns and interrupted runs skip them\n"
-                        "(default: no cache)")
-    p.add_argument("--first-token-timeout", type=number(float, 0, low_open=True),
-                   default=120.0, metavar="SECONDS",
-                   help="give up a request with no token after this long (default: 120)")
-    p.add_argument("--page-timeout", type=number(float, 0, low_open=True), default=900.0,
-                   metavar="SECONDS", help="give up a request after this long (default: 900)")
-    p.add_argument("--server-wait", type=number(float, 0), default=600.0, metavar="SECONDS",
-                   help="when the server stops answering mid-run (a restart), wait this\n"
-                        "long before recording the remaining pages as errors (default: 600)")
 
 
 EVAL_EPILOG = """word F1 (docs/eval.md): bag of words, Unicode-normalised and case-folded, markup
@@ -185,7 +118,7 @@ to score (no outputs, no references, no document with both)."""
 
 def dpi_list(text: str) -> list[float]:
     """``100,150,200`` -> [100.0, 150.0, 200.0], each within 72-1200."""
-    check = number(float, 72, 1200)
+    check = number(float, *DPI_RANGE)
     values = [check(part.strip()) for part in text.split(",") if part.strip()]
     if not values:
         raise argparse.ArgumentTypeError("give at least one DPI, e.g. 150 or 100,150,200")
@@ -200,7 +133,7 @@ def _eval_command(e: argparse.ArgumentParser) -> None:
     e.add_argument("--dpi", type=dpi_list, default=[150.0], metavar="DPI[,DPI...]",
                    help="with scans: parse at each of these resolutions and report F1\n"
                         "and pages/min per DPI (default: 150)")
-    _parser_options(e, dpi=False)
+    _parser_options(e, "eval")
 
 
 def _compare_command(c: argparse.ArgumentParser) -> None:
@@ -231,17 +164,13 @@ def _progress_option(p: argparse.ArgumentParser) -> None:
 
 
 def _bench_command(b: argparse.ArgumentParser) -> None:
-    b.add_argument("--base-url", action="append", metavar="URL",
-                   help="endpoint to measure (default: $OVISOCR_BASE_URL); repeat for several")
-    b.add_argument("--model", metavar="NAME", help="served model name (default: discovered)")
+    add_option_flags(b, "bench")
     b.add_argument("--levels", default="8,16,32,64", metavar="N,N,...",
                    help="comma-separated concurrency levels (default: 8,16,32,64)")
     b.add_argument("--pages-per-level", type=number(int, 1), default=None, metavar="N",
                    help="fresh pages per level (default: 3x the level, at least 16)")
     b.add_argument("--warmup", type=number(int, 0), default=4, metavar="N",
                    help="pages sent first and not counted (default: 4)")
-    b.add_argument("--dpi", type=number(float, 72, 1200), default=150, metavar="DPI",
-                   help="render resolution of the generated pages (default: 150)")
 
 
 def _simulate_command(s: argparse.ArgumentParser) -> None:

@@ -120,7 +120,6 @@ def _sweep(args: argparse.Namespace, scans: list[Path], refs: dict[str, Referenc
     for problem in problems:
         say(problem)
     options = parser_options(args)
-    options.pop("dpi")
     try:
         results = dpi_sweep(scans, refs, args.dpi, password=args.password, pages=args.pages,
                             **options)

@@ -8,6 +8,7 @@ import time
 
 from ..errors import OvisLoaderError
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
+from .option_flags import options_from_args
 from .parse_command import say
 
 
@@ -23,8 +24,8 @@ def run_bench(args: argparse.Namespace) -> int:
         say("--levels needs at least one level >= 1")
         return EXIT_UNUSABLE
     try:
-        results = bench.run(args.base_url, args.model, levels, args.pages_per_level,
-                            args.warmup, args.dpi)
+        results = bench.run(levels, args.pages_per_level, args.warmup,
+                            **options_from_args(args, "bench"))
     except OvisLoaderError as exc:
         say(str(exc))
         return EXIT_UNUSABLE

@@ -18,10 +18,11 @@ from typing import Any
 
 from ..document import PageResult, ParsedDocument
 from ..errors import OvisLoaderError
+from ..jobs import DocumentJob, DocumentStarted, PageFinished, ProgressEvent
 from ..parser import OvisParser
-from ..pipeline import DocumentJob, DocumentStarted, PageFinished, ProgressEvent
 from ..sources import expand_paths
 from .arguments import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNUSABLE
+from .option_flags import options_from_args
 from .outputs import OutputError, OutputPlan, plan_outputs
 from .progress import Progress
 from .ray_command import run_parse_ray
@@ -58,7 +59,7 @@ def run_parse(args: argparse.Namespace) -> int:
         for doc in parser.parse_many(jobs, on_event=run.on_event):
             run.finished(doc)
     except KeyboardInterrupt:
-        return run.interrupted(args.cache)
+        return run.interrupted(args.cache_dir)
     except OvisLoaderError as exc:
         run.progress.close()
         say(str(exc))
@@ -68,13 +69,7 @@ def run_parse(args: argparse.Namespace) -> int:
 
 def parser_options(args: argparse.Namespace) -> dict[str, Any]:
     """The :class:`OvisParser` keyword arguments the command line sets (both engines)."""
-    return {"base_url": args.base_url, "api_key": args.api_key, "model": args.model,
-            "dpi": args.dpi, "concurrency": args.concurrency,
-            "max_concurrency": args.max_concurrency,
-            "first_token_timeout": args.first_token_timeout,
-            "page_timeout": args.page_timeout, "cache_dir": args.cache,
-            "server_wait": args.server_wait, "orientation": args.orientation,
-            "prompt": args.prompt, "render_workers": args.render_workers}
+    return options_from_args(args, args.command)
 
 
 def check_inputs(paths: list[str]) -> tuple[list[Path], list[str]]:

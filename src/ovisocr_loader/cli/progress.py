@@ -14,7 +14,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from ..pipeline import DocumentStarted, PageFinished, ProgressEvent
+from ..jobs import DocumentStarted, PageFinished, ProgressEvent
 
 PLAIN_EVERY_S = 10.0
 

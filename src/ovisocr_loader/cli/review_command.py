@@ -15,9 +15,9 @@ from pydantic import ValidationError
 from ..config import RenderSettings
 from ..document import ParsedDocument
 from ..errors import OvisLoaderError
+from ..jobs import DocumentJob
 from ..parser import OvisParser
 from ..paths import user_path
-from ..pipeline import DocumentJob
 from ..review import write_site
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 from .parse_command import check_inputs, parser_options, progress_mode, say

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..jobs import DocumentJob
 from ..parser import OvisParser
-from ..pipeline import DocumentJob
 from .report import ReportFormat, table_rows
 from .runs import Reference, Run, from_document
 from .scores import Evaluation, Summary, evaluate, summarise

@@ -20,8 +20,8 @@ from langchain_core.documents import Document
 from ..document import PageResult, ParsedDocument
 from ..elements import Element, chunk_document
 from ..elements.chunker import DEFAULT_CHUNK_TOKENS, approx_tokens
+from ..jobs import DocumentJob
 from ..parser import OvisParser
-from ..pipeline import DocumentJob
 from ..sources import expand_paths
 from . import metadata as keys
 from .common import (

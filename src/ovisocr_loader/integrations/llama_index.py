@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.node_parser import NodeParser
 from llama_index.core.readers.base import BasePydanticReader
 from llama_index.core.schema import (
@@ -34,9 +34,10 @@ from ..document import PageResult, ParsedDocument
 from ..elements import Chunk, Element, chunk_document
 from ..elements.chunker import DEFAULT_CHUNK_TOKENS, approx_tokens
 from ..elements.crops import crop_file_name, figure_number
+from ..jobs import DocumentJob
+from ..options import AUTO_START, ParseOptions
 from ..parser import OvisParser
 from ..paths import user_path
-from ..pipeline import DocumentJob
 from . import metadata as keys
 from .common import (
     PAGE_SEPARATOR,
@@ -63,7 +64,7 @@ FileInput = str | os.PathLike[str] | bytes
 
 
 
-class OvisReader(BasePydanticReader):
+class OvisReader(ParseOptions, BasePydanticReader):
     """Read scanned PDFs and page images with OvisOCR2 served by vLLM.
 
     Example::
@@ -76,38 +77,16 @@ class OvisReader(BasePydanticReader):
             "scans/", file_extractor={".pdf": reader, ".png": reader, ".tif": reader}
         ).load_data()
 
-    ``split="page"`` (default) gives one ``Document`` per page, ``"document"`` one
-    per file (pages joined with a form feed) and ``"element"`` one per element.
-    Ids are content hash + page (+ element), so re-ingesting a file dedupes.
+    Every :class:`~ovisocr_loader.OvisParser` option is a field here, with the same
+    default and bounds (``guard``, ``retry`` and ``health`` take the same policy
+    objects). ``split="page"`` (default) gives one ``Document`` per page,
+    ``"document"`` one per file (pages joined with a form feed) and ``"element"``
+    one per element. Ids are content hash + page (+ element), so re-ingesting a file
+    dedupes.
     """
 
     is_remote: bool = True
-    base_url: str | list[str] | None = Field(
-        default=None, description="vLLM endpoint(s), e.g. http://host:8000/v1; a list "
-        "spreads requests over several; default OVISOCR_BASE_URL")
-    api_key: str | None = Field(default=None, exclude=True, repr=False,
-                                description="default OVISOCR_API_KEY; never serialized")
-    model: str | None = Field(default=None, description="default: the first served model")
-    dpi: float = Field(default=150, gt=0)
-    concurrency: int | Literal["auto"] = Field(
-        default="auto", description="requests in flight over all files: a number, or 'auto' "
-        "to find and track the server's throughput elbow")
-    max_concurrency: int = Field(default=256, ge=1, description="upper bound of 'auto'")
-    first_token_timeout: float = Field(default=120.0, gt=0)
-    page_timeout: float = Field(default=900.0, gt=0)
-    connect_timeout: float = Field(default=5.0, gt=0)
-    errors: Literal["record", "raise"] = "record"
-    figures: Literal["keep", "crop"] = "keep"
-    figures_dir: str | None = Field(default=None, description="where figure crops are "
-                                    "written; required with figures='crop'")
     split: Split = "page"
-    cache_dir: str | None = Field(default=None, description="keep finished pages here "
-                                  "(sqlite): re-reads and resumed runs skip them")
-    server_wait: float = Field(default=600.0, ge=0, description="seconds to wait for a "
-                               "server that stops answering (a restart) before pages fail")
-    orientation: Literal["off", "auto"] = Field(
-        default="off", description="'auto': turn sideways or upside-down pages upright "
-        "before sending (the orientation extra)")
 
     _parser: OvisParser | None = PrivateAttr(default=None)
     _parser_key: tuple[Any, ...] = PrivateAttr(default=())
@@ -115,15 +94,7 @@ class OvisReader(BasePydanticReader):
     _small_sync_calls: int = PrivateAttr(default=0)
     _most_in_flight: int = PrivateAttr(default=0)
     _warned_sync: bool = PrivateAttr(default=False)
-    _limit_seen: int = PrivateAttr(default=16)
-
-    @field_validator("figures_dir", "cache_dir", mode="before")
-    @classmethod
-    def _absolute(cls, value: Any) -> Any:
-        """Crops are found again later from metadata, maybe from another directory."""
-        if isinstance(value, (str, os.PathLike)):
-            return os.path.abspath(user_path(value))
-        return value
+    _limit_seen: int = PrivateAttr(default=AUTO_START)
 
     def model_post_init(self, context: Any) -> None:
         if self.figures == "crop" and self.figures_dir is None:
@@ -138,13 +109,7 @@ class OvisReader(BasePydanticReader):
         """The reader's one parser (built on first use, rebuilt if settings change)."""
         key = tuple(repr(getattr(self, name)) for name in type(self).model_fields)
         if self._parser is None or key != self._parser_key:
-            self._parser = OvisParser(
-                base_url=self.base_url, api_key=self.api_key, model=self.model, dpi=self.dpi,
-                concurrency=self.concurrency, first_token_timeout=self.first_token_timeout,
-                page_timeout=self.page_timeout, connect_timeout=self.connect_timeout,
-                errors=self.errors, figures=self.figures, figures_dir=self.figures_dir,
-                cache_dir=self.cache_dir, server_wait=self.server_wait,
-                max_concurrency=self.max_concurrency, orientation=self.orientation)
+            self._parser = OvisParser.from_options(self)
             self._parser_key = key
         return self._parser
 
@@ -166,8 +131,9 @@ class OvisReader(BasePydanticReader):
     def _note_sync_call(self, pages: int, overlapped: bool) -> None:
         """Warn once when sequential sync calls each keep only a few pages in flight:
         SimpleDirectoryReader.load_data reads one file at a time, whatever the limit."""
+        settings = self.parser().settings
         limit = self.parser().concurrency_now or (
-            self.concurrency if isinstance(self.concurrency, int) else 16)
+            settings.adaptive.start if settings.auto else int(settings.concurrency))
         in_flight = min(pages, limit)
         few = not overlapped and in_flight <= max(1, limit // 4)
         self._limit_seen = limit

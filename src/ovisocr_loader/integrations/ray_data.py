@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import os
 from collections.abc import Sequence
@@ -27,9 +26,8 @@ import ray.data
 from ..config import RenderSettings
 from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..errors import OvisLoaderError
+from ..jobs import DocumentJob
 from ..parser import OvisParser
-from ..pipeline import DocumentJob, parse_documents
-from ..session import ParserSettings, Session
 from ..sources import expand_paths, load_input, open_source
 
 #: One row per page. ``page_number`` is null only for a file that could not be
@@ -88,21 +86,13 @@ def plan_page_ranges(row: dict[str, Any], *, pages_per_task: int = DEFAULT_PAGES
             for i in range(0, len(numbers), pages_per_task)]
 
 
-def worker_settings(settings: ParserSettings, workers: int) -> ParserSettings:
-    """One worker's share of the limits: ``concurrency`` (or, with ``"auto"``, the
-    start and ceiling of each adaptive limit) divided between ``workers``; errors
-    are always recorded, never raised; pages render in the worker's threads (Ray
-    spreads the work over cores already: no render processes of its own)."""
-    settings = dataclasses.replace(settings, errors="record", render_workers=0)
-    if workers <= 1:
-        return settings
-    if settings.auto:
-        policy = settings.adaptive
-        maximum = max(1, policy.maximum // workers)
-        adaptive = dataclasses.replace(policy, maximum=maximum,
-                                       start=max(1, min(maximum, policy.start // workers)))
-        return dataclasses.replace(settings, adaptive=adaptive)
-    return dataclasses.replace(settings, concurrency=max(1, int(settings.concurrency) // workers))
+def worker_parser(parser_options: dict[str, Any], workers: int) -> OvisParser:
+    """The parser of one of ``workers`` Ray workers: its share of the limits
+    (:meth:`OvisParser.share`), errors always recorded, never raised, and pages rendered
+    in the worker's threads (Ray spreads the work over cores already: no render
+    processes of its own)."""
+    options = {**parser_options, "errors": "record", "render_workers": 0}
+    return OvisParser(**options).share(workers)
 
 
 class OvisBatchParser:
@@ -112,20 +102,19 @@ class OvisBatchParser:
     batch_format="pyarrow", compute=ActorPoolStrategy(size=N))`` over rows with a
     ``path`` and optional ``pages`` (a list of 1-based numbers; null: the whole file). The keyword
     arguments are :class:`~ovisocr_loader.OvisParser`'s; ``workers`` says how many
-    copies share its ``concurrency`` (each takes its part). Each copy keeps one
-    session (connections, adaptive limit, cache) for its whole life.
+    copies share its ``concurrency`` (each takes its part). Each copy holds its
+    parser open (connections, adaptive limit, cache) for its whole life.
     """
 
     def __init__(self, *, workers: int = 1, password: str | None = None,
                  **parser_options: Any) -> None:
-        self.settings = worker_settings(OvisParser(**parser_options).settings, workers)
+        self.parser = worker_parser(parser_options, workers)
         self.password = password
-        self._session: Session | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def __call__(self, batch: pa.Table) -> pa.Table:
-        if self._session is None:
-            self._session = Session(self.settings)
+        if self._loop is None:
+            await self.parser.__aenter__()
             self._loop = asyncio.get_running_loop()
         ranges = batch.to_pylist()
         parts = await asyncio.gather(*(self._parse_range(r) for r in ranges))
@@ -134,25 +123,23 @@ class OvisBatchParser:
     async def _parse_range(self, item: dict[str, Any]) -> list[dict[str, Any]]:
         pages = [int(n) for n in item["pages"]] if item.get("pages") else None
         job = DocumentJob(str(item["path"]), self.password, pages)
-        assert self._session is not None
         try:
-            async for doc in parse_documents(self._session, [job]):
+            async for doc in self.parser.aparse_many([job]):
                 return document_rows(doc, pages)
         except OvisLoaderError as exc:  # the session itself failed: every page says why
-            doc = ParsedDocument(source=job.name or str(job.source), error=PageErrorInfo(
-                kind=type(exc).__name__, message=str(exc)))
+            doc = ParsedDocument(source=str(job.source),
+                                 error=PageErrorInfo.from_exception(exc))
             return document_rows(doc, pages)
         raise RuntimeError("the pipeline ended without a document")  # pragma: no cover
 
     def __del__(self) -> None:
         """Ray Data deletes the callable when the actor retires: close its connections
         on the loop that opened them (still running then)."""
-        session, loop = self._session, self._loop
-        if session is None or loop is None or not loop.is_running():
+        loop, self._loop = self._loop, None
+        if loop is None or not loop.is_running():
             return
-        self._session = None
         with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(session.aclose(), loop).result(timeout=10)
+            asyncio.run_coroutine_threadsafe(self.parser.aclose(), loop).result(timeout=10)
 
 
 def document_rows(doc: ParsedDocument, pages: Sequence[int] | None = None
@@ -180,12 +167,14 @@ def _row(doc: ParsedDocument, page_number: int | None, page: PageResult | None,
     return dict(zip(ROW_SCHEMA.names, values, strict=True))
 
 
-def ranges_per_worker(settings: ParserSettings) -> int:
+def ranges_per_worker(parser: OvisParser) -> int:
     """Ranges a worker holds at once: one per request it may have in flight (so even
-    one-page files keep it busy), 8 to 64. Ray hands ranges to workers in advance
-    and a worker cannot pass them on, so holding many more would leave one worker
-    with a backlog at the end while the others idle."""
-    limit = 32 if settings.auto else int(settings.concurrency)
+    one-page files keep it busy; an adaptive limit may double from where it starts),
+    8 to 64. Ray hands ranges to workers in advance and a worker cannot pass them on,
+    so holding many more would leave one worker with a backlog at the end while the
+    others idle."""
+    settings = parser.settings
+    limit = 2 * settings.adaptive.start if settings.auto else int(settings.concurrency)
     return max(8, min(64, limit))
 
 
@@ -236,7 +225,7 @@ def read_scans(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     parser = OvisParser(**options)  # bad options fail here, on the driver, not in every worker
     if parser.settings.cache_dir is None or parser.settings.model is None:
         options["model"] = parser.check()  # no server, or a wrong model: fail now, once
-    calls = ranges_per_worker(worker_settings(parser.settings, workers))
+    calls = ranges_per_worker(worker_parser(options, workers))
     ranges = _ranges(files, plan_on_driver, pages_per_task=pages_per_task, pages=pages,
                      password=password)
     return ranges.map_batches(

@@ -35,17 +35,16 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
 from pydantic import ValidationError
 
-from .client.request import RequestRecipe
-from .config import RenderSettings
-from .document import PageResult
+from ..client.request import RequestRecipe
+from ..config import RenderSettings
+from ..document import PageResult
+from ..options import CacheLayout
 
 log = logging.getLogger("ovisocr_loader")
 
-CacheLayout = Literal["sqlite", "files"]
 CACHE_FILE = "ovisocr-pages.sqlite"
 PAGES_FOLDER = "pages"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS pages (

@@ -12,13 +12,13 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from .document import PageErrorInfo, PageResult
-from .elements import parse_page_or_text
-from .elements.crops import crop_figures
-from .errors import CorruptFileError, OvisLoaderError, SourceError
+from ..document import PageErrorInfo, PageResult
+from ..elements import parse_page_or_text
+from ..elements.crops import crop_figures
+from ..errors import CorruptFileError, OvisLoaderError, SourceError
+from ..sources import EncodedPage, PageSource, PdfSource
+from ..sources.render import render_page
 from .session import Session
-from .sources import EncodedPage, PageSource, PdfSource
-from .sources.render import render_page
 
 log = logging.getLogger("ovisocr_loader")
 

@@ -12,45 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._sync import END, settle
-from .document import PageErrorInfo, PageResult, ParsedDocument
-from .elements import mark_running_furniture
-from .errors import CorruptFileError, PageError, SourceError
+from .._sync import END, settle
+from ..document import PageErrorInfo, PageResult, ParsedDocument
+from ..elements import mark_running_furniture
+from ..errors import CorruptFileError, PageError, SourceError
+from ..jobs import DocumentJob, DocumentStarted, PageFinished, ProgressCallback
+from ..sources import PageSource, load_input, open_source
 from .page_step import PageDone, PageJob, cached_page, produce_page
 from .session import Session
-from .sources import PageSource, Source, load_input, open_source
 
 log = logging.getLogger("ovisocr_loader")
-
-
-@dataclass(frozen=True)
-class DocumentJob:
-    """One input to parse, with its own password and page selection."""
-
-    source: Source
-    password: str | None = None
-    pages: Sequence[int] | None = None
-    name: str | None = None
-
-
-@dataclass(frozen=True)
-class DocumentStarted:
-    source: str
-    pages: int
-
-
-@dataclass(frozen=True)
-class PageFinished:
-    source: str
-    page: PageResult
-
-
-ProgressEvent = DocumentStarted | PageFinished
-ProgressCallback = Callable[[ProgressEvent], None]
 
 
 @dataclass(eq=False)

@@ -10,56 +10,20 @@ import asyncio
 import logging
 import os
 import sqlite3
-from dataclasses import dataclass, field
-from typing import Literal
 
-from .cache import CacheLayout, PageCache, PageFiles, open_page_store, page_key
-from .client.adaptive import AdaptivePolicy
-from .client.endpoints import EndpointPool
-from .client.limiter import Limiter
-from .client.page_client import PageClient, PageOutcome
-from .client.request import PROMPT, RequestRecipe
-from .client.transport import Transport
-from .client.tuner import ConcurrencyTuner
-from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
-from .document import PageResult
-from .errors import OvisLoaderError, ServerStatusError
-from .sources.render_workers import RenderWorkers
+from ..client.endpoints import EndpointPool
+from ..client.limiter import Limiter
+from ..client.page_client import PageClient, PageOutcome
+from ..client.request import RequestRecipe
+from ..client.transport import Transport
+from ..client.tuner import ConcurrencyTuner
+from ..document import PageResult
+from ..errors import OvisLoaderError, ServerStatusError
+from ..options import CacheLayout, ParserSettings
+from ..sources.render_workers import RenderWorkers
+from .cache import PageCache, PageFiles, open_page_store, page_key
 
 log = logging.getLogger("ovisocr_loader")
-
-ErrorMode = Literal["record", "raise"]
-FigureMode = Literal["keep", "crop"]
-
-
-@dataclass(frozen=True)
-class ParserSettings:
-    """Everything a session needs; plain data, so parsers and readers pickle."""
-
-    base_urls: tuple[str, ...]
-    api_key: str | None = field(repr=False)   # a secret: never in reprs or logs
-    model: str | None
-    render: RenderSettings
-    concurrency: int | Literal["auto"]
-    prefetch: int | None
-    timeouts: Timeouts
-    retry: RetryPolicy
-    guard: GuardPolicy
-    errors: ErrorMode
-    figures: FigureMode = "keep"
-    figures_dir: str | None = None
-    health: HealthPolicy = field(default_factory=HealthPolicy)
-    cache_dir: str | None = None
-    cache_layout: CacheLayout = "sqlite"
-    adaptive: AdaptivePolicy = field(default_factory=AdaptivePolicy)
-    prompt: str = PROMPT
-    #: processes rendering PDF pages on disk (0: threads only)
-    render_workers: int = 0
-
-    @property
-    def auto(self) -> bool:
-        return self.concurrency == "auto"
-
 
 class Session:
     """Per-event-loop state: the endpoints, the in-flight limit, the render window."""
