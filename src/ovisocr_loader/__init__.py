@@ -52,7 +52,6 @@ __all__ = [
     "ParsedDocument",
     "PasswordRequiredError",
     "ProgressEvent",
-    "ProgressEvent",
     "RenderSettings",
     "RetryPolicy",
     "ServerConnectionError",

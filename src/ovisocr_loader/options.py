@@ -83,13 +83,14 @@ class ParseOptions(BaseModel):
         default=None, description="the page prompt: a name (ovisocr2, glm-ocr) or the text "
         "to send, for another document VLM (default: ovisocr2, the model card's)")
     dpi: Annotated[float, Flag("DPI", ("parse", "review", "bench"))] = Field(
-        default=150.0, ge=DPI_RANGE[0], le=DPI_RANGE[1],
+        default=RenderSettings.dpi, ge=DPI_RANGE[0], le=DPI_RANGE[1],
         description="render resolution in dots per inch (below 150 tables fuse)")
     concurrency: Annotated[Annotated[int, Field(ge=1, le=4096)] | Auto, Flag("N|auto")] = Field(
         default="auto", description="requests in flight over every page of every input: a number, "
         "or auto to find and track the server's throughput elbow")
     max_concurrency: Annotated[int, Flag("N")] = Field(
-        default=256, ge=1, le=4096, description="upper bound of concurrency auto, per server")
+        default=AdaptivePolicy.maximum, ge=1, le=4096,
+        description="upper bound of concurrency auto, per server")
     orientation: Annotated[Orientation, Flag()] = Field(
         default="off", description="auto: turn sideways or upside-down pages upright before "
         "sending (the orientation extra)")
@@ -106,11 +107,12 @@ class ParseOptions(BaseModel):
         default="sqlite", description="sqlite: one file; files: one JSON file per page, for a "
         "folder shared by several machines")
     first_token_timeout: Annotated[float, Flag("SECONDS")] = Field(
-        default=120.0, gt=0, description="give up a request with no token after this many seconds "
-        "(connecting, queueing, prefill)")
+        default=Timeouts.first_token, gt=0, description="give up a request with no token "
+        "after this many seconds (connecting, queueing, prefill)")
     page_timeout: Annotated[float, Flag("SECONDS")] = Field(
-        default=900.0, gt=0, description="give up a request after this many seconds")
-    connect_timeout: float = Field(default=5.0, gt=0, description="TCP connect bound, in seconds")
+        default=Timeouts.page, gt=0, description="give up a request after this many seconds")
+    connect_timeout: float = Field(default=Timeouts.connect, gt=0,
+                                   description="TCP connect bound, in seconds")
     server_wait: Annotated[float | None, Flag("SECONDS")] = Field(
         default=None, ge=0, description="when the server stops answering mid-run (a restart), wait "
         "this many seconds before recording the remaining pages as errors (default: the "
