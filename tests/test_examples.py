@@ -16,6 +16,7 @@ EXPECTED = {
     "langchain_quickstart.py": "['Title', 'NarrativeText', 'Table']",
     "ray_scans.py": "23 rows: 20 pages, 3 failed",
     "eval_dpi_study.py": "100 DPI: mean F1 0.75 over 3 documents, 3 pages",
+    "long_lived_worker.py": "scan.pdf pages [4, 5, 6]: flags []",
     "review_site.py": "wrote index.html; turned upright: {'fax.pdf': 270, 'report.pdf': 0}",
 }
 
