@@ -13,7 +13,7 @@ import pytest
 
 from ovisocr_loader import GuardPolicy, OvisParser, ParseOptions, RenderSettings
 from ovisocr_loader.cli.arguments import build
-from ovisocr_loader.options import DEFAULTS, flag_of
+from ovisocr_loader.options import DEFAULTS, SAME, flag_of
 
 URL = "http://gpu:8000/v1"
 OPTIONS = ParseOptions.model_fields
@@ -115,7 +115,7 @@ def test_the_command_line_flags_follow_the_declaration(command: str):
             assert command != "parse" or name in NOT_ON_THE_COMMAND_LINE, name
             continue
         action = actions[name]
-        expected = info.default if flag.default == "<the option's default>" else flag.default
+        expected = info.default if flag.default == SAME else flag.default
         assert action.default == expected, name
         assert info.description and info.description.split()[0] in (action.help or ""), name
 

@@ -102,7 +102,7 @@ class PageCache:
         return db
 
     def get(self, key: str) -> PageResult | None:
-        """The stored page with its elements re-derived, or None (absent or unreadable)."""
+        """The stored page with its elements, or None (absent or unreadable)."""
         try:
             with self._lock:
                 row = self._db.execute("SELECT result FROM pages WHERE key = ?",
@@ -113,7 +113,7 @@ class PageCache:
         return None if row is None else _decode(row[0], self._fault)
 
     def put(self, key: str, sha256: str, page: PageResult) -> None:
-        """Store a finished page (elements are re-derived on read, crops are not stored)."""
+        """Store a finished page with its elements (crops are not stored)."""
         if page.error is not None or not self.writable:
             return
         payload = _encode(page)

@@ -93,7 +93,8 @@ def _bounds(metadata: list[Any]) -> tuple[float, float | None, bool]:
 
 def _or_words(parse: Callable[[str], float], words: list[str]) -> Callable[[str], Any]:
     def parse_or_word(text: str) -> Any:
-        return text.strip().lower() if text.strip().lower() in words else parse(text)
+        word = text.strip().lower()
+        return word if word in words else parse(text)
     return parse_or_word
 
 

@@ -126,14 +126,21 @@ def mapped_errors(url: str) -> Iterator[None]:
     except OvisLoaderError:
         raise
     except (aiohttp.ServerTimeoutError, asyncio.TimeoutError) as exc:
-        raise ServerTimeoutError(f"request timed out ({_describe(exc)})", url=url) from exc
+        raise ServerTimeoutError(f"request timed out ({describe(exc)})", url=url) from exc
     except (aiohttp.ClientError, OSError) as exc:
-        raise ServerConnectionError(f"connection failed: {_describe(exc)}", url=url) from exc
+        raise ServerConnectionError(f"connection failed: {describe(exc)}", url=url) from exc
     except (sse.MalformedEvent, ValueError, TypeError, AttributeError) as exc:
         raise ServerProtocolError(f"malformed response: {type(exc).__name__}: {exc}",
                                   url=url) from exc
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+def describe(exc: BaseException) -> str:
+    """A failure in one line: its type, and its cause's type and message (or its own
+    message when it has no cause)."""
+    cause = exc.__cause__ or exc.__context__
+    text = f"{type(exc).__name__}"
+    if cause is not None:
+        text += f": {type(cause).__name__}: {cause}"
+    elif str(exc):
+        text += f": {exc}"
+    return text

@@ -296,9 +296,10 @@ def _mapped_errors(url: str, *, probe: bool = False, timeout: float | None = Non
                    else _connection_problem(exc))
             raise ServerUnreachableError(f"cannot reach the OvisOCR2 endpoint at {url} "
                                          f"({why}). {START_HINT}", url=url) from exc
+        what = chat_stream.describe(exc)
         if timed_out:
-            raise ServerTimeoutError(f"request timed out ({_describe(exc)})", url=url) from exc
-        raise ServerConnectionError(f"connection failed: {_describe(exc)}", url=url) from exc
+            raise ServerTimeoutError(f"request timed out ({what})", url=url) from exc
+        raise ServerConnectionError(f"connection failed: {what}", url=url) from exc
     except openai.APIError as exc:
         raise ServerProtocolError(f"server reported an error: {exc.message}", url=url) from exc
     except (sse.MalformedEvent, httpx2.DecodingError, AttributeError, TypeError,
@@ -331,7 +332,7 @@ def _connection_problem(exc: BaseException) -> str:
     if any("name or service not known" in str(e).lower() or "nodename" in str(e).lower()
            or "getaddrinfo" in str(e).lower() for e in chain):
         return "host name not found"
-    return _describe(exc)
+    return chat_stream.describe(exc)
 
 
 def _timed_out(exc: BaseException) -> bool:
@@ -363,13 +364,3 @@ def _status_error(exc: openai.APIStatusError, url: str, probe: bool = False
 
 def _server_message(exc: openai.APIStatusError) -> str:
     return chat_stream.body_message(exc.body) or str(exc.message)
-
-
-def _describe(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    text = f"{type(exc).__name__}"
-    if cause is not None:
-        text += f": {type(cause).__name__}: {cause}"
-    elif str(exc):
-        text += f": {exc}"
-    return text

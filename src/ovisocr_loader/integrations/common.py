@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..document import PageResult, ParsedDocument
-from ..elements import Element, element_text, mark_running_furniture, parse_page_or_text
+from ..elements import Element, element_text, parse_page_or_text
 from ..elements.chunker import HeadingPath, enter_heading
 from . import metadata as keys
 
@@ -96,8 +96,3 @@ def page_from_text(page_number: int, text: str, metadata: Mapping[str, Any]) -> 
                       elements=parse_page_or_text(text, page_number, width=width, height=height,
                                                   page_size_pt=points, rotation=rotation))
 
-
-def mark_furniture(pages: list[PageResult]) -> list[PageResult]:
-    """``pages`` with running headers and footers marked across them."""
-    mark_running_furniture([p.elements for p in pages])
-    return pages

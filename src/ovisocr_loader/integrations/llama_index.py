@@ -31,7 +31,7 @@ from llama_index.core.schema import (
 )
 
 from ..document import PageResult, ParsedDocument
-from ..elements import Chunk, Element, chunk_document
+from ..elements import Chunk, Element, chunk_document, mark_running_furniture
 from ..elements.chunker import DEFAULT_CHUNK_TOKENS, approx_tokens
 from ..elements.crops import crop_file_name, figure_number
 from ..jobs import DocumentJob
@@ -46,7 +46,6 @@ from .common import (
     element_content,
     figure_caption,
     figure_metadata,
-    mark_furniture,
     page_from_text,
     page_metadata,
     walk_elements,
@@ -375,7 +374,7 @@ def _group_pages(group: list[BaseNode], per_page: bool
         for page in node_pages:
             owners[page.page_number] = node
         pages.extend(node_pages)
-    mark_furniture(parsed)
+    mark_running_furniture([page.elements for page in parsed])
     return owners, pages
 
 

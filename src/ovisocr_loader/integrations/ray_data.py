@@ -225,7 +225,7 @@ def read_scans(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     parser = OvisParser(**options)  # bad options fail here, on the driver, not in every worker
     if parser.settings.cache_dir is None or parser.settings.model is None:
         options["model"] = parser.check()  # no server, or a wrong model: fail now, once
-    calls = ranges_per_worker(worker_parser(options, workers))
+    calls = ranges_per_worker(parser.share(workers))
     ranges = _ranges(files, plan_on_driver, pages_per_task=pages_per_task, pages=pages,
                      password=password)
     return ranges.map_batches(
