@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ovisocr_loader import __version__
-from ovisocr_loader.testing import LatencyModel, Simulator, marked_pdf
+from ovisocr_loader.testing import Hang, LatencyModel, PageScript, Simulator, marked_pdf
 
 OVISOCR = shutil.which("ovisocr") or "ovisocr"
 
@@ -147,9 +147,13 @@ def test_progress_lines_without_a_terminal_and_cached_pages_counted(pdfs: Path,
 def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path):
     (tmp_path / "in").mkdir()
     for n in range(3):
-        (tmp_path / "in" / f"doc{n}.pdf").write_bytes(marked_pdf(3 if n < 2 else 40)[0])
+        pdf, ids = marked_pdf(3 if n < 2 else 40)
+        (tmp_path / "in" / f"doc{n}.pdf").write_bytes(pdf)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")}
     with Simulator(latency=LatencyModel(speed=2)) as sim:
+        # doc2's last page never finishes on its own, so the run is still going when the
+        # signal comes, however slowly this test's own process runs on a busy machine
+        sim.register(ids[-1], PageScript("Last page.", faults={1: Hang(after_tokens=3)}))
         proc = subprocess.Popen([OVISOCR, "parse", str(tmp_path / "in"), "-o",
                                  str(tmp_path / "out"), "--base-url", sim.base_url,
                                  "--concurrency", "4"], stderr=subprocess.PIPE, text=True,
