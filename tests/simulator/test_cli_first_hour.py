@@ -150,6 +150,7 @@ def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path):
         pdf, ids = marked_pdf(3 if n < 2 else 40)
         (tmp_path / "in" / f"doc{n}.pdf").write_bytes(pdf)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")}
+    env["PYTHONFAULTHANDLER"] = "1"   # SIGABRT prints every thread, should it ever hang
     with Simulator(latency=LatencyModel(speed=2)) as sim:
         # doc2's last page never finishes on its own, so the run is still going when the
         # signal comes, however slowly this test's own process runs on a busy machine
@@ -161,12 +162,23 @@ def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path):
         assert Simulator.wait_until(lambda: sum(r.finish_reason == "stop"
                                                 for r in sim.completions()) >= 12, 60)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        err = exit_or_dump(proc, timeout=120)
     assert proc.returncode == 130 and "Traceback" not in err
     assert "interrupted:" in err and "--cache DIR" in err
     assert (tmp_path / "out" / "doc0.md").is_file() and (tmp_path / "out" / "doc1.md").is_file()
     partial = (tmp_path / "out" / "doc2.md").read_text()
     assert "incomplete: interrupted after" in partial.splitlines()[0]
+
+
+def exit_or_dump(proc: subprocess.Popen[str], timeout: float) -> str:
+    """The process's stderr once it exits; if it does not, a failure showing where each
+    of its threads waits (faulthandler's dump on SIGABRT)."""
+    try:
+        return proc.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        dump = proc.communicate(timeout=60)[1]
+        pytest.fail(f"still running {timeout:.0f} s after the signal:\n{dump[-8000:]}")
 
 
 def test_a_python_module_run_is_the_same_command(pdfs: Path, ovis_simulator: Simulator):

@@ -6,12 +6,14 @@ import pytest
 
 from ovisocr_loader import OvisParser
 from ovisocr_loader.testing import (
+    Hang,
     LatencyModel,
     PageScript,
     Simulator,
     long_markdown,
     marked_pdf,
     synthetic_markdown,
+    tokenize,
 )
 
 CLEAN = synthetic_markdown(b"invoice", 200)
@@ -77,11 +79,14 @@ def test_think_garbage_on_the_retry_is_cut_at_once(sim):
 def test_legitimately_repeated_lines_survive_intact(sim):
     sheet = "# Sign-in sheet\n\n" + "Name: ______________ Signature: ______________\n" * 30
     pdf, (pid,) = marked_pdf(1)
-    sim.register(pid, sheet)
+    # the first answer stops short of its end, so only the guard can end it (however
+    # slowly this process reads); the retry is the whole sheet, ended by the model
+    sim.register(pid, PageScript(sheet, faults={1: Hang(after_tokens=len(tokenize(sheet)))}))
     page = OvisParser(base_url=sim.base_url).parse(pdf).pages[0]
     assert page.markdown == sheet and not page.loop_trimmed
     first, retry = sim.for_page(pid)
-    assert sim.wait_until(lambda: first.disconnected)     # the guard suspected a loop ...
+    assert page.attempts[0].aborted                 # the guard suspected a loop ...
+    assert sim.wait_until(lambda: first.disconnected)
     assert retry.finish_reason == "stop"            # ... the model ended the page itself
 
 
