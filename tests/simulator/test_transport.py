@@ -179,24 +179,16 @@ def test_a_server_dropping_the_connection_is_a_connection_error_not_a_timeout():
 
 @pytest.mark.parametrize("interval", [1, 4])
 def test_the_simulator_streams_stream_interval_tokens_per_event_like_vllm(interval: int):
-    import base64
-    import io
     import json as jsonlib
 
     import httpx
 
-    from ovisocr_loader.testing import page_image, tokenize
+    from ovisocr_loader.testing import tokenize
 
     text = "The quick brown fox jumps over the lazy dog. " * 6
-    image = page_image(4242)
-    png = io.BytesIO()
-    image.save(png, format="PNG")
-    url = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
     with Simulator(stream_interval=interval) as sim:
         sim.register(4242, text)
-        body = {"model": sim.model, "stream": True, "max_tokens": 4096, "messages": [
-            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
-                                         {"type": "text", "text": "x"}]}]}
+        body = _chat_body(sim, 4242)
         with httpx.stream("POST", f"{sim.base_url}/chat/completions", json=body,
                           timeout=30) as response:
             events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
@@ -211,28 +203,31 @@ def test_the_simulator_streams_stream_interval_tokens_per_event_like_vllm(interv
 def test_the_simulator_sees_a_client_that_resets_the_connection():
     """A client that closes its socket with answer bytes still unread sends RST, not FIN
     (a busy client aborting a stream does that); the simulator must record it as gone."""
-    import base64
-    import io
     import json as jsonlib
 
-    from ovisocr_loader.testing import page_image
-
-    png = io.BytesIO()
-    page_image(4343).save(png, format="PNG")
     with Simulator() as sim:
         sim.register(4343, PageScript("word " * 100, faults={1: Hang(after_tokens=20)}))
-        body = jsonlib.dumps({"model": sim.model, "stream": True, "max_tokens": 4096,
-                              "messages": [{"role": "user", "content": [
-                                  {"type": "image_url", "image_url": {
-                                      "url": "data:image/png;base64,"
-                                             + base64.b64encode(png.getvalue()).decode()}},
-                                  {"type": "text", "text": "x"}]}]}).encode()
+        body = jsonlib.dumps(_chat_body(sim, 4343)).encode()
         host, port = sim.base_url.split("//")[1].split("/")[0].split(":")
         with socket.create_connection((host, int(port))) as client:
             client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
                            b"application/json\r\nContent-Length: %d\r\n\r\n%s"
                            % (len(body), body))
-            assert sim.wait_until(lambda: any(r.tokens_generated >= 20
-                                              for r in sim.completions()))
-            time.sleep(0.2)   # the streamed tokens reach this socket and stay unread
-        assert sim.wait_until(lambda: sim.completions()[0].disconnected, 10)
+            client.settimeout(60)
+            assert client.recv(1, socket.MSG_PEEK)   # answer bytes wait here, unread
+        assert sim.wait_until(lambda: sim.completions()[0].disconnected)
+
+
+def _chat_body(sim: Simulator, page_id: int) -> dict[str, object]:
+    """A streamed chat request for the page with ``page_id``, as the client sends it."""
+    import base64
+    import io
+
+    from ovisocr_loader.testing import page_image
+
+    png = io.BytesIO()
+    page_image(page_id).save(png, format="PNG")
+    url = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode()
+    return {"model": sim.model, "stream": True, "max_tokens": 4096, "messages": [
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+                                     {"type": "text", "text": "x"}]}]}
