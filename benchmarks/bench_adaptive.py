@@ -1,12 +1,18 @@
 """Default settings (concurrency="auto") against a sweep of fixed limits, per GPU profile.
 
-For each simulated GPU profile (capacity curve, max_num_seqs, KV cache), one run
-with the defaults and one per fixed limit, each on its own never-repeated pages;
-prints pages/min and the ratio of the default to the best fixed limit. Then two
-parsers with default settings share one server (the second starts later) and
-their total and shares during the overlap are compared with the best fixed limit.
+For each GPU profile, one run with the defaults and one per fixed limit, each on
+its own never-repeated pages; prints pages/min and the ratio of the default to
+the best fixed limit. Then two parsers with default settings share one server
+(the second starts later) and their total and shares during the overlap are
+compared with the best fixed limit.
 
-    python benchmarks/bench_adaptive.py                  # all profiles (about 15 min)
+Two servers: the package's simulator (``--server simulator``: the throughput
+curves the controller was tuned on) and ``benchmarks/batching_server.py``
+(``--server batching``: an independent model, decode steps of continuous batching,
+KV growing per token, preemption and queueing; it shares no code with the first).
+
+    python benchmarks/bench_adaptive.py                       # simulator, all profiles
+    python benchmarks/bench_adaptive.py --server batching     # the independent server
     python benchmarks/bench_adaptive.py --profiles small --seconds 30
 """
 
@@ -14,19 +20,65 @@ from __future__ import annotations
 
 import argparse
 import logging
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from ovisocr_loader import OvisParser
 from ovisocr_loader.jobs import PageFinished, ProgressEvent
 from ovisocr_loader.testing import GPU_PROFILES, Simulator, marked_pdf
 
-#: Fixed limits swept per profile, and the simulator speed that keeps the server,
-#: not this 2-core machine's CPU, the bottleneck.
-SWEEPS = {"small": (8, 12, 16, 32), "rtx5090": (16, 32, 48, 64), "large": (64, 128, 192)}
-SPEED = {"small": 1.0, "rtx5090": 1.0, "large": 0.5}
 TOKENS = 100
+BATCHING_SERVER = Path(__file__).with_name("batching_server.py")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One GPU of one server: the fixed limits swept, the speed that keeps the server
+    (not this machine's CPU) the bottleneck, and about its best rate (sizes the runs)."""
+
+    server: str
+    name: str
+    sweep: tuple[int, ...]
+    speed: float
+    best_per_minute: float
+
+
+PROFILES: dict[str, dict[str, Profile]] = {
+    "simulator": {name: Profile("simulator", name, sweep, speed,
+                                max(rate for _, rate in GPU_PROFILES[name].table) * speed)
+                  for name, sweep, speed in (("small", (8, 12, 16, 32), 1.0),
+                                             ("rtx5090", (16, 32, 48, 64), 1.0),
+                                             ("large", (64, 128, 192), 0.5))},
+    "batching": {name: Profile("batching", name, sweep, 1.0, best)
+                 for name, sweep, best in (("small", (8, 12, 16, 20, 24, 32), 120.0),
+                                           ("big", (64, 96, 128), 656.0),
+                                           ("big-kv", (96, 128, 160, 192), 718.0))},
+}
+SHARED = {"simulator": "rtx5090", "batching": "big-kv"}
+
+
+@contextmanager
+def serving(profile: Profile) -> Iterator[str]:
+    """A fresh server for ``profile``; its base URL."""
+    if profile.server == "simulator":
+        with Simulator.for_gpu(profile.name, speed=profile.speed,
+                               tokens_per_page=TOKENS) as sim:
+            yield sim.base_url
+        return
+    proc = subprocess.Popen([sys.executable, str(BATCHING_SERVER), "--profile", profile.name,
+                             "--speed", str(profile.speed)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 @dataclass
@@ -40,23 +92,22 @@ class Run:
         return self.pages / self.seconds * 60
 
 
-def pages_for(profile: str, seconds: float) -> int:
+def pages_for(profile: Profile, seconds: float) -> int:
     """About ``seconds`` of work at the profile's best throughput."""
-    best = max(rate for _, rate in GPU_PROFILES[profile].table) * SPEED[profile]
-    return max(60, int(best * seconds / 60))
+    return max(60, int(profile.best_per_minute * seconds / 60))
 
 
-def one_run(profile: str, concurrency: int | str, pages: int) -> Run:
+def one_run(profile: Profile, concurrency: int | str, pages: int) -> Run:
     pdf, _ = marked_pdf(pages)
-    with Simulator.for_gpu(profile, speed=SPEED[profile], tokens_per_page=TOKENS) as sim:
+    with serving(profile) as url:
         started = time.monotonic()
-        doc = OvisParser(base_url=sim.base_url, concurrency=concurrency).parse(pdf)  # type: ignore[arg-type]
+        doc = OvisParser(base_url=url, concurrency=concurrency).parse(pdf)  # type: ignore[arg-type]
         elapsed = time.monotonic() - started
     assert all(p.ok for p in doc.pages), "a page failed"
     return Run(str(concurrency), pages, elapsed)
 
 
-def shared_run(profile: str, pages: int, delay: float) -> tuple[float, float, float]:
+def shared_run(profile: Profile, pages: int, delay: float) -> tuple[float, float, float]:
     """Two default parsers on one server: (total pages/min, share of A, share of B)
     counted while both were running."""
     pdfs = [marked_pdf(pages)[0], marked_pdf(pages)[0]]
@@ -73,8 +124,8 @@ def shared_run(profile: str, pages: int, delay: float) -> tuple[float, float, fl
         OvisParser(base_url=url).parse(pdfs[index], on_event=note)
         ends[index] = time.monotonic()
 
-    with Simulator.for_gpu(profile, speed=SPEED[profile], tokens_per_page=TOKENS) as sim:
-        threads = [threading.Thread(target=work, args=(i, sim.base_url)) for i in (0, 1)]
+    with serving(profile) as url:
+        threads = [threading.Thread(target=work, args=(i, url)) for i in (0, 1)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -88,28 +139,33 @@ def shared_run(profile: str, pages: int, delay: float) -> tuple[float, float, fl
 
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    args.add_argument("--profiles", default="small,rtx5090,large")
+    args.add_argument("--server", choices=sorted(PROFILES), default="simulator")
+    args.add_argument("--profiles", help="comma-separated (default: all of the server's)")
     args.add_argument("--seconds", type=float, default=60.0, help="work per run at the best rate")
     args.add_argument("--no-shared", action="store_true", help="skip the two-parser run")
     opts = args.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    profiles = PROFILES[opts.server]
     best_fixed: dict[str, float] = {}
-    for profile in opts.profiles.split(","):
+    for name in (opts.profiles.split(",") if opts.profiles else profiles):
+        profile = profiles[name]
         pages = pages_for(profile, opts.seconds)
         runs = [one_run(profile, "auto", pages)]
-        runs += [one_run(profile, limit, pages) for limit in SWEEPS[profile]]
+        runs += [one_run(profile, limit, pages) for limit in profile.sweep]
         best = max(r.per_minute for r in runs[1:])
-        best_fixed[profile] = best
-        print(f"{profile} ({pages} pages, simulator speed {SPEED[profile]:g}):")
+        best_fixed[name] = best
+        print(f"{opts.server} {name} ({pages} pages, speed {profile.speed:g}):", flush=True)
         for run in runs:
             print(f"  concurrency {run.label:>5}: {run.per_minute:7.0f} pages/min"
-                  f"  ({run.per_minute / best:.2f} of the best fixed)")
-    if not opts.no_shared and "rtx5090" in best_fixed:
-        pages = pages_for("rtx5090", opts.seconds)
-        total, share_a, share_b = shared_run("rtx5090", pages, delay=10.0)
-        print(f"two default parsers on one rtx5090 (the second 10 s later): {total:.0f} "
-              f"pages/min together ({total / best_fixed['rtx5090']:.2f} of the best fixed), "
-              f"shares {share_a:.0%} / {share_b:.0%}")
+                  f"  ({run.per_minute / best:.2f} of the best fixed)", flush=True)
+    shared = SHARED[opts.server]
+    if not opts.no_shared and shared in best_fixed:
+        profile = profiles[shared]
+        total, share_a, share_b = shared_run(profile, pages_for(profile, opts.seconds),
+                                             delay=10.0)
+        print(f"two default parsers on one {opts.server} {shared} (the second 10 s later): "
+              f"{total:.0f} pages/min together ({total / best_fixed[shared]:.2f} of the best "
+              f"fixed), shares {share_a:.0%} / {share_b:.0%}")
 
 
 if __name__ == "__main__":

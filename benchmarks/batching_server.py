@@ -1,0 +1,296 @@
+"""A second, independent vLLM-like server for checking the adaptive controller.
+
+The package's simulator (``ovisocr_loader.testing``) interpolates a measured
+throughput curve and fills its KV cache per request: the controller was tuned on
+it. This one shares nothing with it but the HTTP API. Nothing here is a curve:
+an engine loop runs decode steps, as continuous batching does, and throughput,
+the elbow, queueing and thrashing come out of that:
+
+- a step lasts ``base + per_seq * batch + per_kv * KV tokens held + prefill``; each
+  running request gains one token per step;
+- a request holds KV for its prompt and every token generated so far, so KV usage
+  grows *during* a request (not per request);
+- requests beyond ``max_num_seqs``, or whose prompt does not fit in the free KV,
+  wait in a queue (``vllm:num_requests_waiting``);
+- when a step needs more KV than is free, the newest request is preempted (its KV
+  freed, prefilled again when readmitted), as vLLM V1 does;
+- answers are 150-450 tokens, drawn from the request's image.
+
+Run alone: ``python benchmarks/batching_server.py --profile small`` (prints its URL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+MODEL = "ATH-MaaS/OvisOCR2"
+WORDS = ("annual report revenue income total cost net tax asset liability cash equity "
+         "operating segment fiscal year quarter interest expense margin growth share "
+         "dividend capital loss gain market value balance sheet statement note").split()
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """How one server's steps cost time and how much KV it holds (times in ms)."""
+
+    max_num_seqs: int
+    kv_tokens: int
+    step_base: float
+    per_seq: float
+    per_kv_ktoken: float
+    prefill_per_ktoken: float
+    prompt_tokens: int = 1200
+    prefill_budget: int = 8192
+
+
+#: A small card: the KV cache holds ~15 requests at full length; admitting more
+#: thrashes (preemptions). A big one: admission (max_num_seqs) binds first and the
+#: rest queue. A big one whose KV cache binds first (~125 requests), admitting
+#: freely (so it preempts), with attention over the cache slowing big batches.
+PROFILES = {
+    "small": Gpu(max_num_seqs=256, kv_tokens=22_000, step_base=14.0, per_seq=0.5,
+                 per_kv_ktoken=0.15, prefill_per_ktoken=6.0),
+    "big": Gpu(max_num_seqs=96, kv_tokens=400_000, step_base=12.0, per_seq=0.08,
+               per_kv_ktoken=0.05, prefill_per_ktoken=1.5),
+    "big-kv": Gpu(max_num_seqs=512, kv_tokens=190_000, step_base=12.0, per_seq=0.08,
+                  per_kv_ktoken=0.05, prefill_per_ktoken=1.5),
+}
+
+
+@dataclass(eq=False)
+class Request:
+    answer: list[str]
+    tokens: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+    generated: int = 0
+    kv: int = 0
+    prefill_left: int = 0
+    gone: bool = False
+
+
+class Engine:
+    """The scheduler and the decode steps (one asyncio task)."""
+
+    def __init__(self, gpu: Gpu, speed: float) -> None:
+        self.gpu, self.speed = gpu, speed
+        self.waiting: deque[Request] = deque()
+        self.running: list[Request] = []
+        self.preemptions = 0
+        self.tokens_total = 0
+        self.wake = asyncio.Event()
+
+    @property
+    def kv_used(self) -> int:
+        return sum(r.kv for r in self.running)
+
+    def submit(self, request: Request) -> None:
+        self.waiting.append(request)
+        self.wake.set()
+
+    async def run(self) -> None:
+        while True:
+            if not self.running and not self.waiting:
+                self.wake.clear()
+                await self.wake.wait()
+            started = time.monotonic()
+            elapsed_ms = self.step()
+            await asyncio.sleep(max(0.0, elapsed_ms / 1000 / self.speed
+                                    - (time.monotonic() - started)))
+            self.emit()
+
+    def step(self) -> float:
+        """Admit, prefill, make room, decode; the step's duration in ms."""
+        self.running = [r for r in self.running if not r.gone]
+        self.waiting = deque(r for r in self.waiting if not r.gone)
+        self.admit()
+        prefilled = self.prefill()
+        decoding = [r for r in self.running if r.prefill_left == 0]
+        while decoding and self.kv_used + len(decoding) > self.gpu.kv_tokens:
+            self.preempt(decoding)
+        for request in decoding:
+            request.kv += 1
+        g = self.gpu
+        return (g.step_base + g.per_seq * len(decoding) + g.per_kv_ktoken * self.kv_used / 1000
+                + g.prefill_per_ktoken * prefilled / 1000)
+
+    def admit(self) -> None:
+        while self.waiting and len(self.running) < self.gpu.max_num_seqs:
+            head = self.waiting[0]
+            need = self.gpu.prompt_tokens + head.generated
+            if self.kv_used + need > self.gpu.kv_tokens:
+                return
+            self.waiting.popleft()
+            head.prefill_left = need
+            self.running.append(head)
+
+    def prefill(self) -> int:
+        budget = self.gpu.prefill_budget
+        for request in self.running:
+            if request.prefill_left and budget:
+                chunk = min(budget, request.prefill_left)
+                request.prefill_left -= chunk
+                request.kv += chunk
+                budget -= chunk
+        return self.gpu.prefill_budget - budget
+
+    def preempt(self, decoding: list[Request]) -> None:
+        victim = self.running.pop()
+        if victim in decoding:
+            decoding.remove(victim)
+        victim.kv, victim.prefill_left = 0, 0
+        self.waiting.appendleft(victim)
+        self.preemptions += 1
+
+    def emit(self) -> None:
+        """The tokens of the step just run (one per decoding request)."""
+        for request in list(self.running):
+            if request.prefill_left or request.kv <= self.gpu.prompt_tokens + request.generated:
+                continue
+            request.tokens.put_nowait(request.answer[request.generated])
+            request.generated += 1
+            self.tokens_total += 1
+            if request.generated == len(request.answer):
+                request.tokens.put_nowait(None)
+                self.running.remove(request)
+
+    def metrics(self) -> str:
+        label = f'{{model_name="{MODEL}"}}'
+        return "".join(f"vllm:{name}{label} {value}\n" for name, value in (
+            ("num_requests_running", len(self.running)),
+            ("num_requests_waiting", len(self.waiting)),
+            ("kv_cache_usage_perc", f"{self.kv_used / self.gpu.kv_tokens:.4f}"),
+            ("num_preemptions_total", self.preemptions),
+            ("generation_tokens_total", self.tokens_total)))
+
+
+class VirtualClient:
+    """One closed-loop client in virtual time: a new page as soon as one ends while
+    fewer than ``limit`` are in flight (a lowered limit lets requests finish)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.completed = 0
+        self.in_flight: list[Request] = []
+
+    def top_up(self, engine: Engine, rng: random.Random) -> None:
+        while len(self.in_flight) < self.limit:
+            request = Request([f"w{i} " for i in range(rng.randint(150, 450))])
+            self.in_flight.append(request)
+            engine.submit(request)
+
+    def collect(self) -> None:
+        still = [r for r in self.in_flight if r.generated < len(r.answer)]
+        self.completed += len(self.in_flight) - len(still)
+        self.in_flight = still
+
+
+class VirtualServer:
+    """The engine stepped in virtual time for any number of clients. No HTTP, no
+    clock: seconds of server time in milliseconds of CPU, the same every run."""
+
+    def __init__(self, gpu: Gpu, seed: int = 0) -> None:
+        self.engine = Engine(gpu, speed=1.0)
+        self.rng = random.Random(seed)
+        self.now = 0.0
+        self.clients: list[VirtualClient] = []
+
+    def add(self, limit: int) -> VirtualClient:
+        client = VirtualClient(limit)
+        self.clients.append(client)
+        return client
+
+    def run(self, seconds: float) -> None:
+        """Advance ``seconds`` of server time."""
+        end = self.now + seconds
+        while self.now < end:
+            for client in self.clients:
+                client.top_up(self.engine, self.rng)
+            self.now += self.engine.step() / 1000
+            self.engine.emit()
+            for client in self.clients:
+                client.collect()
+
+    def load(self) -> tuple[int, int, float, int]:
+        """(running, waiting, KV usage, preemptions so far), as /metrics says them."""
+        engine = self.engine
+        return (len(engine.running), len(engine.waiting),
+                engine.kv_used / engine.gpu.kv_tokens, engine.preemptions)
+
+
+def answer_for(body: dict[str, object]) -> list[str]:
+    """150-450 words, drawn from the request's image (the same page, the same answer)."""
+    rng = random.Random(hashlib.sha256(json.dumps(body["messages"]).encode()).digest())
+    return [rng.choice(WORDS) + " " for _ in range(rng.randint(150, 450))]
+
+
+def app_for(engine: Engine) -> web.Application:
+    async def chat(request: web.Request) -> web.StreamResponse:
+        job = Request(answer_for(await request.json()))
+        engine.submit(job)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        try:
+            while (token := await job.tokens.get()) is not None:
+                await response.write(_event({"content": token}, None))
+            await response.write(_event({}, "stop") + b"data: [DONE]\n\n")
+        except (ConnectionError, asyncio.CancelledError):
+            job.gone = True
+            raise
+        return response
+
+    async def models(_: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [
+            {"id": MODEL, "object": "model", "owned_by": "vllm"}]})
+
+    async def metrics(_: web.Request) -> web.Response:
+        return web.Response(text=engine.metrics())
+
+    async def health(_: web.Request) -> web.Response:
+        return web.Response()
+
+    app = web.Application()
+    app.add_routes([web.post("/v1/chat/completions", chat), web.get("/v1/models", models),
+                    web.get("/metrics", metrics), web.get("/health", health)])
+    return app
+
+
+def _event(delta: dict[str, str], finish: str | None) -> bytes:
+    chunk = {"object": "chat.completion.chunk", "model": MODEL,
+             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(chunk)}\n\n".encode()
+
+
+async def serve(profile: str, speed: float, port: int) -> None:
+    engine = Engine(PROFILES[profile], speed)
+    runner = web.AppRunner(app_for(engine), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", port)
+    await site.start()
+    bound = runner.addresses[0][1]
+    print(f"http://127.0.0.1:{bound}/v1", flush=True)
+    await engine.run()
+
+
+def main() -> None:
+    args = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    args.add_argument("--profile", choices=sorted(PROFILES), default="small")
+    args.add_argument("--speed", type=float, default=1.0, help="time runs this much faster")
+    args.add_argument("--port", type=int, default=0)
+    opts = args.parse_args()
+    try:
+        asyncio.run(serve(opts.profile, opts.speed, opts.port))
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
