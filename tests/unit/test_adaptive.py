@@ -57,26 +57,60 @@ def test_no_wild_oscillation_once_settled():
 
 
 @pytest.mark.parametrize(("load", "why", "limit"), [
-    (ServerLoad(running=40, waiting=6), "waiting", 30),               # a quarter off
-    (ServerLoad(running=40, waiting=0, kv_usage=0.95), "KV cache", 36),  # just under 0.9
-    (ServerLoad(running=40, waiting=0, kv_usage=1.0), "KV cache", 30),   # full: a quarter
+    (ServerLoad(running=40, waiting=6), "waiting", 34),      # our share of the queue off
+    (ServerLoad(running=8, waiting=2), "waiting", 32),       # two, on a small server
+    (ServerLoad(running=10, waiting=30), "waiting", 10),     # the server runs a quarter
 ])
 def test_server_pressure_backs_off(load: ServerLoad, why: str, limit: int):
     state = ControllerState(40)
     decision = decide(state, window(40, 500, load=load), POLICY)
     assert decision.limit == limit and why in decision.reason
-    preempted = decide(ControllerState(40), window(40, 500, load=ServerLoad(30, 0),
-                                                   preempted=3), POLICY)
-    assert preempted.limit == 30 and "preemptions" in preempted.reason
+    thrashing = decide(ControllerState(40), window(40, 500, load=ServerLoad(30, 0),
+                                                   preempted=60), POLICY)
+    assert thrashing.limit == 30 and "preemptions" in thrashing.reason
 
 
-def test_another_client_makes_ours_yield():
-    # the other client's requests fill the queue: ours back off, never grow
-    state = ControllerState(32)
-    busy = ServerLoad(running=256, waiting=40, kv_usage=0.8)
-    limits = [decide(state, window(state.limit, 300, load=busy), POLICY).limit
-              for _ in range(4)]
-    assert limits == sorted(limits, reverse=True) and limits[-1] < 16
+@pytest.mark.parametrize("load, preempted", [
+    (ServerLoad(running=40, waiting=1), 0.0),      # one request between scheduler steps
+    (ServerLoad(running=60, waiting=3), 0.0),      # under a tenth of those running
+    (ServerLoad(running=40, waiting=0), 5.0),      # a few preemptions for 50 pages
+    (ServerLoad(running=40, waiting=0, kv_usage=0.98), 0.0),   # a full cache, no thrash
+])
+def test_what_a_busy_server_shows_at_its_elbow_is_no_pressure(load: ServerLoad,
+                                                               preempted: float):
+    state = ControllerState(40, settled=True, rates={40: 500 / 60})
+    decision = decide(state, window(40, 500, load=load, preempted=preempted), POLICY)
+    assert decision.limit == 40 and "back off" not in decision.reason
+
+
+@pytest.mark.parametrize(("kv_usage", "running", "grown"), [
+    (None, 16, 32),     # no KV reading: doubles
+    (0.05, 16, 64),     # room for many more: four times at most
+    (0.3, 16, 48),      # room for three times as many
+    (0.6, 16, 24),      # doubling would overfill it: up to 90%
+    (0.3, 8, 24),       # it runs 8 of our 16: all 16 would fill 60%, so 1.5 times
+])
+def test_slow_start_grows_as_far_as_the_kv_cache_has_room(kv_usage, running, grown):
+    load = ServerLoad(running, 0, kv_usage=kv_usage)
+    decision = decide(ControllerState(16), window(16, 300, load=load), POLICY)
+    assert decision.limit == grown and "grow" in decision.reason
+
+
+def test_slow_start_stops_at_a_full_kv_cache():
+    state = ControllerState(16)
+    first = decide(state, window(16, 300, load=ServerLoad(16, 0, kv_usage=0.45)), POLICY)
+    assert first.limit == 32 and "grow" in first.reason
+    full = decide(state, window(32, 500, load=ServerLoad(32, 0, kv_usage=0.95)), POLICY)
+    assert full.limit == 32 and "KV cache 95% full" in full.reason and state.settled
+
+
+def test_under_pressure_the_client_holding_most_of_the_server_backs_off_most():
+    crowded = ServerLoad(running=120, waiting=30, kv_usage=0.8)
+    most = ControllerState(96, settled=True, rates={96: 10.0})
+    assert decide(most, window(96, 600, load=crowded), POLICY).limit == 76  # its 4/5 kept
+    tenth = ControllerState(16)
+    assert decide(tenth, window(16, 100, load=crowded), POLICY).limit == 16
+    assert not tenth.settled        # a newcomer's slow start goes on
 
 
 def test_a_limit_that_is_not_binding_teaches_nothing():
@@ -152,3 +186,18 @@ def test_the_limiter_follows_a_changing_limit():
         return [first, raised, limiter.in_flight, max(seen)]
 
     assert asyncio.run(scenario()) == [2, 5, 0, 5]
+
+
+def test_a_full_cache_shared_with_another_client_makes_the_bigger_one_yield():
+    incumbent = ControllerState(120, settled=True, rates={64: 9.0, 120: 10.0})
+    newcomer = ControllerState(16)
+    crowded = ServerLoad(running=136, waiting=0, kv_usage=0.97)
+    big = decide(incumbent, window(120, 500, load=crowded), POLICY)
+    small = decide(newcomer, window(16, 100, load=crowded), POLICY)
+    assert "yield" in big.reason and big.limit == 105     # back under 90%
+    assert small.limit == 16 and not newcomer.settled     # a twentieth of that: nothing
+    room = ServerLoad(running=119, waiting=0, kv_usage=0.85)
+    assert decide(newcomer, window(16, 110, load=room), POLICY).limit == 32   # doubles
+    alone = ServerLoad(running=120, waiting=0, kv_usage=0.97)
+    assert decide(ControllerState(120, settled=True, rates={120: 10.0}),
+                  window(120, 600, load=alone), POLICY).limit == 120        # no one to yield to

@@ -5,18 +5,32 @@ one RTX 5090; ~12 on a small card, ~128 on a large one). Every window (about
 2 s and a dozen finished pages) the controller sees what the client did and, when
 the server exposes ``/metrics``, what the server says:
 
-1. **Server pressure** - requests waiting in the server's queue or preemptions
-   mean more requests only queue or thrash: the limit backs off by a quarter; a
-   KV cache above ``kv_high`` alone takes just enough off to bring it back under.
-   Another client's requests count too, so a second client makes ours yield
-   instead of fight.
+1. **Server pressure** - a real queue in the server (``queue_share`` of the
+   requests running, and at least two: a request or two wait between scheduler
+   steps even when there is room) means more requests only queue: the limit
+   drops by the queued share. Thrashing (``preempt_per_page`` preemptions per
+   finished page, counted over ``min_completions`` pages at least; a few are the
+   price of a full KV cache) takes a quarter off (``back_off``). The next cut
+   waits until every slot has turned over once.
 2. **Slow start** - while the limit is binding and throughput keeps rising by
-   more than ``plateau``, the limit doubles (``grow``).
+   more than ``plateau``, the limit grows: by ``grow``, or up to ``max_grow``
+   times when the KV cache says that many more requests fit (its usage is about
+   proportional to the requests running), never past ``kv_high``. A cache at
+   ``kv_high`` stops the growth; alone, it is no reason to back off: a KV-bound
+   server runs best with its cache nearly full.
 3. **Settled** - once throughput stops rising, the limit sits at the elbow: the
    lowest limit whose measured throughput is within ``plateau`` of the best.
-   Every ``probe_every`` windows it probes ``probe_step`` requests higher and
-   keeps them only if throughput rises (additive probes after multiplicative
-   back-offs: two clients drift towards equal shares).
+   Every ``probe_every_s`` seconds it probes ``probe_step`` requests higher and
+   keeps them only if throughput rises.
+
+**Shared servers.** The server's counters hold every client's requests, so each
+client knows its share. A client holding half or more takes a whole cut; a
+smaller one cuts by less (weight ``(2 * share) ** 2``), and one under
+``minority`` stays in slow start: shares converge, and a newcomer grows into its
+share while the incumbent makes room. A full KV cache shared with others makes
+each yield, in that proportion, just enough to bring it under ``kv_high``.
+Probes are timed in seconds, not windows, so a client with long windows (a
+small limit) probes as often as one with short ones.
 
 A window in which the limit was not binding (fewer pages than the limit to
 send), or in which requests of a higher limit were still draining, teaches
@@ -41,11 +55,18 @@ class AdaptivePolicy:
     window_s: float = 2.0
     min_completions: int = 12
     grow: float = 2.0
+    max_grow: float = 4.0
     probe_step: int = 4
-    probe_every: int = 4
+    #: seconds between probes (time, not windows: a client with long windows
+    #: probes as often as one with short ones, so two sharing a server converge)
+    probe_every_s: float = 30.0
     back_off: float = 0.75
     plateau: float = 0.04
     kv_high: float = 0.9
+    queue_share: float = 0.1
+    preempt_per_page: float = 1.0
+    #: below this share of the server's requests, pressure does not end slow start
+    minority: float = 0.4
     #: weight of a new window in a limit's throughput estimate
     smoothing: float = 0.5
 
@@ -60,6 +81,8 @@ class Observation:
     in_flight: float
     load: ServerLoad | None = None
     preempted: float = 0.0
+    #: our requests in flight when ``load`` was read (the window's mean if not given)
+    outstanding: float | None = None
 
 
 @dataclass
@@ -69,7 +92,9 @@ class ControllerState:
     limit: int
     settled: bool = False
     rates: dict[int, float] = field(default_factory=dict)
-    since_probe: int = 0
+    since_probe: float = 0.0
+    #: pages finished since the last back-off (None: a full turn-over since)
+    since_cut: int | None = None
 
 
 @dataclass(frozen=True)
@@ -84,12 +109,20 @@ def decide(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> 
     binding = obs.in_flight >= 0.75 * obs.limit
     if obs.in_flight > obs.limit + 0.5:   # still draining a higher limit: nothing to learn
         return _set(state, obs.limit, policy, "hold: requests of a higher limit still running")
+    if state.since_cut is not None:
+        state.since_cut += obs.completed
+        if state.since_cut < max(policy.min_completions, obs.limit):
+            # one cut per turn-over: pressure seen sooner predates the last cut
+            return _set(state, obs.limit, policy, "hold: the last back-off is taking effect")
+        state.since_cut = None
     pressure = server_pressure(obs, policy)
     if pressure is not None:
-        # the server says this many is too many: forget what was measured up here
-        state.rates = {n: r for n, r in state.rates.items() if n < obs.limit}
-        state.settled, state.since_probe = True, 0
-        return _set(state, _backed_off(obs, policy), policy, f"back off: {pressure}")
+        limit = math.floor(obs.limit * _back_off_factor(obs, policy))
+        return _cut(state, obs, policy, limit, f"back off: {pressure}")
+    crowded = kv_full(obs, policy) if _others_present(obs) else None
+    if crowded is not None:   # a full cache shared with other clients
+        return _cut(state, obs, policy, _under_kv_high(obs, policy),
+                    f"yield: {crowded}, shared with other clients")
     if binding:
         old = state.rates.get(obs.limit)
         state.rates[obs.limit] = rate if old is None else (
@@ -98,18 +131,37 @@ def decide(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> 
         return _set(state, obs.limit, policy, "hold: fewer pages to send than the limit")
     if not state.settled:
         below = [r for limit, r in state.rates.items() if limit < obs.limit]
-        if not below or rate > max(below) * (1 + policy.plateau):
-            return _set(state, math.ceil(obs.limit * policy.grow), policy,
+        full = kv_full(obs, policy)
+        if full is None and (not below or rate > max(below) * (1 + policy.plateau)):
+            return _set(state, math.ceil(obs.limit * _growth(obs, policy)), policy,
                         f"grow: {rate * 60:.0f} pages/min and rising")
         state.settled = True
         return _set(state, elbow(state, policy), policy,
-                    f"settle: {rate * 60:.0f} pages/min, no longer rising")
-    state.since_probe += 1
+                    f"settle: {rate * 60:.0f} pages/min, {full or 'no longer rising'}")
+    state.since_probe += obs.seconds
     best = elbow(state, policy)
-    if state.since_probe >= policy.probe_every:
-        state.since_probe = 0
+    if _others_present(obs):   # sharing: the smaller part grows, the larger makes room
+        if share(obs) < 0.5:
+            best = max(best, obs.limit)   # keeps its probes until the server objects
+        elif _nearly_full(obs, policy):
+            return _set(state, best, policy, "hold: the larger part of a full server")
+    if state.since_probe >= policy.probe_every_s:
+        state.since_probe = 0.0
         return _set(state, best + policy.probe_step, policy, "probe a little higher")
     return _set(state, best, policy, "hold at the elbow")
+
+
+def _cut(state: ControllerState, obs: Observation, policy: AdaptivePolicy, target: int,
+         reason: str) -> Decision:
+    """Back off towards ``target``, as far as our share of the server says. What was
+    measured at the limits given up is forgotten; a client holding a small share
+    stays in slow start (how a newcomer gets its share)."""
+    limit = _fair_cut(obs, target)
+    if limit < obs.limit:
+        state.rates = {n: r for n, r in state.rates.items() if n < limit}
+        state.since_probe, state.since_cut = 0.0, 0
+    state.settled = state.settled or share(obs) >= policy.minority
+    return _set(state, limit, policy, reason)
 
 
 def server_pressure(obs: Observation, policy: AdaptivePolicy) -> str | None:
@@ -117,24 +169,81 @@ def server_pressure(obs: Observation, policy: AdaptivePolicy) -> str | None:
     load = obs.load
     if load is None:
         return None
-    if load.waiting >= 1:
+    if load.waiting >= max(2.0, policy.queue_share * load.running):
         return f"{load.waiting:.0f} requests waiting in the server's queue"
-    if obs.preempted > 0:
-        return f"{obs.preempted:.0f} preemptions"
-    if load.kv_usage is not None and load.kv_usage >= policy.kv_high:
-        return f"KV cache {load.kv_usage:.0%} full"
+    if obs.preempted >= policy.preempt_per_page * max(policy.min_completions, obs.completed):
+        return f"{obs.preempted:.0f} preemptions for {obs.completed} pages"
     return None
 
 
-def _backed_off(obs: Observation, policy: AdaptivePolicy) -> int:
-    """A queue or preemptions: a quarter off. A full KV cache alone: just enough off to
-    bring it back under ``kv_high`` (it grows about linearly with requests running)."""
+def kv_full(obs: Observation, policy: AdaptivePolicy) -> str | None:
+    """Why growing further would only preempt, or None."""
+    usage = obs.load.kv_usage if obs.load is not None else None
+    return f"KV cache {usage:.0%} full" if usage is not None and usage >= policy.kv_high \
+        else None
+
+
+def share(obs: Observation) -> float:
+    """Our part of the server's requests (1.0 alone, or when it does not say)."""
     load = obs.load
-    only_kv = load is not None and load.waiting < 1 and obs.preempted <= 0 and \
-        load.kv_usage is not None and load.kv_usage < 0.99   # a full cache says not how full
-    if only_kv and load is not None and load.kv_usage:
-        return min(obs.limit - 1, math.floor(obs.limit * policy.kv_high / load.kv_usage * 0.95))
-    return math.floor(obs.limit * policy.back_off)
+    total = load.running + load.waiting if load is not None else 0.0
+    return min(1.0, _ours(obs) / total) if total > 0 else 1.0
+
+
+def _ours(obs: Observation) -> float:
+    return obs.outstanding if obs.outstanding is not None else obs.in_flight
+
+
+def _fair_cut(obs: Observation, target: int) -> int:
+    """Cut to ``target`` when we hold half the server's requests or more; with a
+    smaller share, cut by less (by its square: shares converge fast)."""
+    weight = min(1.0, 2 * share(obs)) ** 2
+    return obs.limit - round((obs.limit - target) * weight) if target < obs.limit \
+        else target
+
+
+def _nearly_full(obs: Observation, policy: AdaptivePolicy) -> bool:
+    """A queue, or a KV cache within a tenth of ``kv_high``: no room to give away."""
+    load = obs.load
+    return load is not None and (load.waiting >= 2 or (
+        load.kv_usage is not None and load.kv_usage >= policy.kv_high - 0.1))
+
+
+def _others_present(obs: Observation) -> bool:
+    """Does the server hold requests other than ours (another client's)?"""
+    load = obs.load
+    if load is None:
+        return False
+    others = load.running + load.waiting - _ours(obs)
+    return others >= 2 if obs.outstanding is not None else others > 0.1 * obs.in_flight + 2
+
+
+def _under_kv_high(obs: Observation, policy: AdaptivePolicy) -> int:
+    """Just enough off to bring the KV cache back under ``kv_high`` (its usage grows
+    about linearly with requests); a quarter when it is full (it says not how full)."""
+    usage = obs.load.kv_usage if obs.load is not None else None
+    if usage is None or usage >= 0.99:
+        return math.floor(obs.limit * policy.back_off)
+    return min(obs.limit - 1, math.floor(obs.limit * policy.kv_high / usage * 0.95))
+
+
+def _growth(obs: Observation, policy: AdaptivePolicy) -> float:
+    """``grow``, or more when the KV cache has room for that many more requests (alone:
+    with other clients the room is theirs too)."""
+    load = obs.load
+    if load is None or not load.kv_usage or load.running < 1 or _others_present(obs):
+        return policy.grow
+    fits = policy.kv_high / load.kv_usage * min(1.0, load.running / obs.limit)
+    return max(policy.grow, min(policy.max_grow, fits)) if fits > policy.grow \
+        else max(1.0 + policy.plateau, fits)
+
+
+def _back_off_factor(obs: Observation, policy: AdaptivePolicy) -> float:
+    """A real queue: keep the share the server runs. Thrashing: ``back_off``."""
+    load = obs.load
+    if load is not None and load.waiting >= max(2.0, policy.queue_share * load.running):
+        return load.running / (load.running + load.waiting)
+    return policy.back_off
 
 
 def elbow(state: ControllerState, policy: AdaptivePolicy) -> int:
@@ -144,7 +253,6 @@ def elbow(state: ControllerState, policy: AdaptivePolicy) -> int:
     best = max(state.rates.values())
     return min(limit for limit, rate in state.rates.items()
                if rate >= (1 - policy.plateau) * best)
-
 
 
 def _set(state: ControllerState, limit: int, policy: AdaptivePolicy, reason: str) -> Decision:

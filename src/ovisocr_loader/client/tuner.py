@@ -125,4 +125,4 @@ def _observe(endpoint: Endpoint, window: _Window, load: ServerLoad | None,
     return Observation(limit=endpoint.limit, seconds=seconds,
                        completed=endpoint.completed - window.completed_at_start,
                        in_flight=window.in_flight_sum / max(1, window.samples), load=load,
-                       preempted=preempted)
+                       preempted=preempted, outstanding=endpoint.outstanding)
