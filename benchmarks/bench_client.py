@@ -11,7 +11,7 @@ client in a fresh process per run. Lag is measured by a task that asks to sleep 
 and records how late it wakes.
 
     python benchmarks/bench_client.py [--pages 240] [--concurrency 64] [--intervals 1,16]
-        [--render-workers N]
+        [--render-workers N] [--loop uvloop]
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _cpu(who: int) -> float:
 
 
 def run_client(queue: Any, base_url: str, files: list[str], concurrency: int,
-               render_workers: int) -> None:
+               render_workers: int, loop: str) -> None:
     from ovisocr_loader import OvisParser
     from ovisocr_loader.bench import LagMonitor
 
@@ -73,6 +73,10 @@ def run_client(queue: Any, base_url: str, files: list[str], concurrency: int,
                 "loop_cpu": loop_cpu, "lag_p99": lag.percentile(0.99),
                 "lag_max": max(lag.samples), "lag_median": lag.percentile(0.5)}
 
+    if loop == "uvloop":
+        import uvloop
+
+        uvloop.install()
     queue.put(asyncio.run(work()))
 
 
@@ -85,7 +89,7 @@ def measure(interval: int, files: list[str], args: argparse.Namespace) -> dict[s
     try:
         queue = ctx.Queue()
         client = ctx.Process(target=run_client, args=(queue, base_url, files, args.concurrency,
-                                                      args.render_workers))
+                                                      args.render_workers, args.loop))
         client.start()
         result: dict[str, Any] = queue.get(timeout=1800)
         client.join(60)
@@ -104,6 +108,8 @@ def main() -> None:
     ap.add_argument("--speed", type=float, default=1.0)
     ap.add_argument("--render-workers", type=int, default=0,
                     help="render processes (their CPU is counted as the client's)")
+    ap.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
+                    help="the client's event loop (uvloop: pip install uvloop)")
     args = ap.parse_args()
     print("| tokens per event | pages | pages/min | client CPU ms/page | event-loop thread "
           "CPU ms/page | loop lag median / p99 / max ms |")
