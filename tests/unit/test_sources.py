@@ -212,6 +212,46 @@ def test_gray_page_is_sent_as_one_channel_and_colour_as_rgb():
     assert decoded.format == "PNG" and decoded.mode == "L"
 
 
+
+def _drawn_pdf(draw) -> bytes:
+    buffer = io.BytesIO()
+    c = canvas.Canvas(buffer, pagesize=letter)
+    draw(c)
+    c.showPage()
+    c.save()
+    return buffer.getvalue()
+
+
+def _red_text(c) -> None:
+    c.drawString(72, 700, "Black text")
+    c.setFillColorRGB(0.8, 0, 0)
+    c.drawString(72, 680, "and one red line")
+
+
+def _gray_scan_with_red_stamp(c) -> None:
+    c.drawInlineImage(page_image(lines=["scanned text"], size=(400, 520)), 0, 0, 612, 792)
+    c.setStrokeColorRGB(0, 0, 0.9)
+    c.rect(400, 700, 120, 40)
+
+
+@pytest.mark.parametrize(("pdf", "gray"), [
+    (lambda: make_pdf([page_image(lines=["a gray scan"])]), True),
+    (lambda: make_pdf([page_image(lines=["a colour scan"] * 4, colour=True)]), False),
+    (lambda: _vector_pdf([letter]), True),
+    (lambda: _drawn_pdf(_red_text), False),
+    (lambda: _drawn_pdf(_gray_scan_with_red_stamp), False),
+])
+def test_pages_that_draw_only_gray_are_known_before_rendering(pdf, gray):
+    # such pages are drawn straight into a one-channel bitmap; a page with any colour
+    # (an image, text or a stroke) must not be, or its colour would be lost
+    import pypdfium2 as pdfium
+
+    from ovisocr_loader.sources.pdf import _draws_only_gray
+
+    document = pdfium.PdfDocument(pdf())
+    assert _draws_only_gray(document[0]) is gray
+    assert encode_page(_open(pdf()).render(1)).mode == ("L" if gray else "RGB")
+
 @pytest.mark.parametrize(("lines", "blank"), [
     ([], True),
     (["x"], False),                                   # a single short mark
