@@ -80,3 +80,22 @@ def test_stream_guard_fires_soon_after_the_loop_starts():
         pytest.fail("the guard never fired")
     loop_chars = fed - len(INTRO)
     assert loop_chars < POLICY.min_loop_chars + 2 * POLICY.check_every_chars
+
+
+def _unit(period: int) -> str:
+    """A loop unit of ``period`` characters that is no repeat of a shorter one."""
+    return ("x" + "abcdefghijklmnopqrstuvwyz" * 9)[:period - 1] + "Q" if period > 1 else "Q"
+
+
+@pytest.mark.parametrize("policy", [POLICY, GuardPolicy(min_loop_chars=100, min_loop_repeats=3,
+                                                        max_period=60)])
+def test_every_period_fires_at_exactly_the_repeats_it_needs(policy):
+    # the cheap search that rules loops out first must never rule out a real one
+    for period in range(1, policy.max_period + 1):
+        needed = max(policy.min_loop_repeats, -(-policy.min_loop_chars // period))
+        text = INTRO + "Z" + _unit(period) * needed
+        verdict = find_degenerate(text, policy)
+        assert verdict is not None and verdict.kind == "repetition", period
+        assert verdict.period == period
+        short = find_degenerate(INTRO + "Z" + _unit(period) * (needed - 1), policy)
+        assert short is None or short.kind != "repetition", period

@@ -16,6 +16,7 @@ It must never fire on legitimate repetition, which has a different shape:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -32,7 +33,11 @@ ALWAYS_GARBAGE: frozenset[str] = frozenset({"think_marker", "symbol_flood"})
 _THINK_MARKER = re.compile(r"(?:^|\n)[ \t]*<think>\s*</think>")
 _SYMBOL_WINDOW = 240
 _WORD_CHAR = re.compile(r"[^\W_]")
+#: every byte but ASCII letters and digits (a page's text is mostly those)
+_NOT_ASCII_WORD = bytes(b for b in range(256) if b >= 128 or not chr(b).isalnum())
 _DIVERSITY_WINDOW = 800
+_DIVERSITY_PEEK = 40
+_SPACES = frozenset(" \n\t")
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,10 @@ def find_degenerate(text: str, policy: GuardPolicy) -> Degenerate | None:
 
 def _periodic_tail(text: str, policy: GuardPolicy) -> Degenerate | None:
     n = len(text)
+    echo = _shortest_echo(policy)
+    if echo and (n <= echo or text.find(text[n - echo:], max(0, n - echo - policy.max_period),
+                                        n - 1) < 0):
+        return None   # the tail stands nowhere one period earlier: no loop (one C search)
     last = text[-1:] if n else ""
     for period in range(1, min(policy.max_period, n // 2) + 1):
         if text[n - 1 - period] != last:
@@ -76,6 +85,15 @@ def _periodic_tail(text: str, policy: GuardPolicy) -> Degenerate | None:
             start -= 1
         return Degenerate("repetition", start, period)
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _shortest_echo(policy: GuardPolicy) -> int:
+    """How many characters at the end of any loop the guard accepts also stand one
+    period earlier: a periodic tail of length L and period p repeats its last L - p
+    characters p before, and an accepted loop is at least ``needed * p`` long."""
+    return min((max(policy.min_loop_repeats, -(-policy.min_loop_chars // period)) - 1) * period
+               for period in range(1, policy.max_period + 1))
 
 
 def _repeats(text: str, unit: str, known: int) -> int:
@@ -104,7 +122,8 @@ def _symbol_flood(text: str) -> Degenerate | None:
     # letters and digits are no symbols: with more than a fifth of them (most pages,
     # counted in C) there is no flood, and no character needs its category looked up
     visible = len(tail.replace(" ", "").replace("\n", ""))
-    if len(_WORD_CHAR.findall(tail)) > 0.2 * visible:
+    ascii_words = len(tail.encode("utf-8").translate(None, _NOT_ASCII_WORD))  # a lower bound
+    if ascii_words > 0.2 * visible or len(_WORD_CHAR.findall(tail)) > 0.2 * visible:
         return None
     if sum(1 for ch in tail if _is_symbol(ch)) < 0.8 * visible:
         return None
@@ -117,9 +136,9 @@ def _symbol_flood(text: str) -> Degenerate | None:
 def _low_diversity(text: str) -> Degenerate | None:
     """A long tail written with at most two distinct visible characters (``1 11 1 111``)."""
     tail = text[-_DIVERSITY_WINDOW:]
-    if len(tail) < _DIVERSITY_WINDOW:
-        return None
-    visible = set(tail) - {" ", "\n", "\t"}
+    if len(tail) < _DIVERSITY_WINDOW or len(set(tail[-_DIVERSITY_PEEK:]) - _SPACES) > 2:
+        return None   # three visible characters among the last few already
+    visible = set(tail) - _SPACES
     if len(visible) > 2:
         return None
     start = len(text) - len(tail)
