@@ -160,7 +160,7 @@ def run_ideal(queue: Any, base_url: str, inputs: list[str], concurrency: int) ->
     pngs = []
     for item in inputs:
         source = open_source(load_input(item), settings)
-        pngs += [render_page(source, n, settings).png for n in source.page_numbers]
+        pngs += [render_page(source, n, settings).data_url for n in source.page_numbers]
         source.close()
 
     async def send_all() -> int:
@@ -169,11 +169,11 @@ def run_ideal(queue: Any, base_url: str, inputs: list[str], concurrency: int) ->
         client = PageClient(pool, RequestRecipe(models[0], GuardPolicy()), RetryPolicy())
         limit = asyncio.Semaphore(concurrency)
 
-        async def one(png: bytes) -> None:
+        async def one(data_url: bytes) -> None:
             async with limit:
-                await client.run(png)
+                await client.run(data_url)
 
-        await asyncio.gather(*(one(png) for png in pngs))
+        await asyncio.gather(*(one(url) for url in pngs))
         await pool.aclose()
         return len(pngs)
 

@@ -52,7 +52,7 @@ def test_the_key_ignores_what_cannot_change_the_answer():
 def test_the_fingerprint_holds_exactly_what_is_sent():
     recipe = RequestRecipe("m", GuardPolicy(server_repetition_detection=True),
                            min_pixels=500 * 500, max_pixels=1000 * 1000)
-    sent = recipe.build(b"PNG", recipe.loop_retry()).kwargs
+    sent = recipe.build(b"data:PNG", recipe.loop_retry()).kwargs
     printed = recipe.fingerprint()["requests"][1]
     assert {k: v for k, v in sent.items() if k != "messages"} == {
         k: v for k, v in printed.items() if k != "messages"}

@@ -8,6 +8,7 @@ from ovisocr_loader.client.sse import (
     DONE,
     EventSplitter,
     MalformedEvent,
+    TokenShape,
     error_message,
     parse_line,
     quick_content,
@@ -46,10 +47,10 @@ def test_error_events():
 def test_the_splitter_cuts_lines_across_reads_and_utf8_sequences():
     splitter = EventSplitter()
     euro = "€".encode()
-    assert splitter.feed(b'data: {"a": "x' + euro[:1]) == []
-    assert splitter.feed(euro[1:] + b'"}\n\ndata: [DO') == ['data: {"a": "x€"}', ""]
-    assert splitter.feed(b"NE]\n") == ["data: [DONE]"]
-    assert splitter.feed(b"data: tail") == [] and splitter.close() == ["data: tail"]
+    assert splitter.feed(b'data: {"a": "x' + euro[:1]) == ""
+    assert splitter.feed(euro[1:] + b'"}\n\ndata: [DO') == 'data: {"a": "x€"}\n\n'
+    assert splitter.feed(b"NE]\n") == "data: [DONE]\n"
+    assert splitter.feed(b"data: tail") == "" and splitter.close() == "data: tail"
     with pytest.raises(MalformedEvent):
         EventSplitter(max_chars=8).feed(b"x" * 20)
 
@@ -88,3 +89,37 @@ def test_the_plain_token_shape_is_read_with_json_spaces_too():
     line = ('data: {"choices": [{"index": 0, "delta": {"content": "a b"}, '
             '"finish_reason": null}]}')
     assert quick_content(line) == "a b"
+
+
+def _shape() -> TokenShape:
+    shape = TokenShape()
+    shape.learn(VLLM_TOKEN % '"first"')
+    return shape
+
+
+def test_a_read_of_plain_token_events_is_read_in_one_go_and_agrees_with_json():
+    import json
+
+    contents = ["Hello", ' "quoted"\n', "\\\\ back", "", "Über ∑ 😀", "<td>1</td>", "x\\y"]
+    block = "".join(VLLM_TOKEN % json.dumps(c) + "\n\n" for c in contents)
+    assert TokenShape().text(block) is None          # nothing learned yet
+    assert _shape().text(block) == "".join(contents)
+    assert _shape().text("") == "" and _shape().text("\n\n") == ""
+
+
+@pytest.mark.parametrize("other", [
+    'data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}',
+    VLLM_TOKEN.replace("null}", '"stop"}') % '"x"',
+    VLLM_TOKEN % '"x"' + ',"usage":{"completion_tokens":3}}',
+    VLLM_TOKEN.replace("chatcmpl-1", "chatcmpl-2") % '"x"',
+    "data: [DONE]",
+    ": keep-alive",
+    "not an event at all",
+    VLLM_TOKEN % '"a raw \x01 control character"',
+    VLLM_TOKEN % '"two"},"extra":{"content":"strings"',
+    VLLM_TOKEN % '"ends in an escaped quote\\"',
+    VLLM_TOKEN % '"ends in a backslash\\\\"',
+])
+def test_a_read_with_any_other_line_is_left_to_the_line_by_line_path(other):
+    block = VLLM_TOKEN % '"a"' + "\n\n" + other + "\n\n" + VLLM_TOKEN % '"b"' + "\n\n"
+    assert _shape().text(block) is None

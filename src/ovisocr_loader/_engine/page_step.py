@@ -94,7 +94,7 @@ async def render(session: Session, job: PageJob) -> EncodedPage:
 
 
 async def _read(session: Session, job: PageJob, page: EncodedPage) -> PageDone:
-    outcome = await session.ocr(page.png)
+    outcome = await session.ocr(page.data_url)
     width, height = page.stored_size
     elements = parse_page_or_text(outcome.markdown, page.page_number, width=width,
                                   height=height, page_size_pt=page.page_size_pt,

@@ -143,11 +143,11 @@ class Session:
         if self.cache is not None and key is not None:
             await asyncio.to_thread(self.cache.put, key, sha256, result)
 
-    async def ocr(self, png: bytes) -> PageOutcome:
-        """Every request for one page image, under the in-flight limit."""
+    async def ocr(self, data_url: bytes) -> PageOutcome:
+        """Every request for one page image (a ``data:`` URL), under the in-flight limit."""
         client = await self.ready()
         async with self.limiter:
-            return await client.run(png)
+            return await client.run(data_url)
 
     async def aclose(self) -> None:
         await self.render_workers.aclose()

@@ -72,26 +72,27 @@ class PageClient:
         self.retry = retry
         self._rng = rng or random.Random()
 
-    async def run(self, png: bytes) -> PageOutcome:
+    async def run(self, data_url: bytes) -> PageOutcome:
+        """Every pass one page image (its PNG as a ``data:`` URL) needs."""
         outcome = PageOutcome()
         try:
-            await self._recipe(png, outcome)
+            await self._recipe(data_url, outcome)
         except OvisLoaderError as exc:
             outcome.markdown = ""
             outcome.exception = exc
             outcome.error = PageErrorInfo.from_exception(exc, attempts=len(outcome.attempts))
         return outcome
 
-    async def _recipe(self, png: bytes, outcome: PageOutcome) -> None:
+    async def _recipe(self, data_url: bytes, outcome: PageOutcome) -> None:
         recipe = self.recipe
-        first = await self._pass(png, recipe.first(), "first", outcome)
+        first = await self._pass(data_url, recipe.first(), "first", outcome)
         if first.usable and first.finish_reason != "length":
             outcome.markdown = first.clean_text
             return
         if first.usable:  # clean tail at the cap: a genuinely long page
-            retry = await self._pass(png, recipe.long_retry(), "long_retry", outcome)
+            retry = await self._pass(data_url, recipe.long_retry(), "long_retry", outcome)
         else:
-            retry = await self._pass(png, recipe.loop_retry(), "loop_retry", outcome)
+            retry = await self._pass(data_url, recipe.loop_retry(), "loop_retry", outcome)
         if retry.usable:
             outcome.markdown = retry.clean_text
             outcome.truncated = retry.finish_reason == "length"
@@ -103,7 +104,7 @@ class PageClient:
         outcome.loop_trimmed = True
         log.warning("page output degenerated twice; kept %d clean characters", len(best))
 
-    async def _pass(self, png: bytes, params: DecodeParams, purpose: AttemptPurpose,
+    async def _pass(self, data_url: bytes, params: DecodeParams, purpose: AttemptPurpose,
                     outcome: PageOutcome) -> _Pass:
         """One logical pass: HTTP tries until one answers, within the retry policy.
 
@@ -111,7 +112,7 @@ class PageClient:
         does not count against ``max_attempts``: the next one waits in
         :meth:`EndpointPool.acquire` until the server answers or ``server_wait`` ends.
         """
-        request = self.recipe.build(png, params)
+        request = self.recipe.build(data_url, params)
         number = 0
         failed_on: Endpoint | None = None
         while True:

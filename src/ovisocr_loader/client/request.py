@@ -7,10 +7,10 @@ part first, greedy decoding, thinking disabled, the pixel bounds per request.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
+import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..config import MAX_PIXELS, MIN_PIXELS, GuardPolicy
 
@@ -55,27 +55,44 @@ class DecodeParams:
         return record
 
 
+#: Where the page image's URL stands in :attr:`ChatRequest.kwargs`.
+IMAGE_SLOT: Final = "<the page image as a data: URL>"
+
+
 @dataclass(frozen=True)
 class ChatRequest:
-    """Keyword arguments for ``AsyncOpenAI().chat.completions.create``."""
+    """One streaming chat-completions request: its fields as openai's ``create`` takes
+    them, with :data:`IMAGE_SLOT` for the page image, and the image apart.
+
+    The image is kept out of the JSON encoder: ~200 KB of base64 needs no escaping,
+    yet scanning it cost 0.8 ms of the event loop per page; :meth:`encoded` splices
+    it into the encoded fields instead.
+    """
 
     kwargs: dict[str, Any] = field(default_factory=dict)
+    data_url: bytes = b""
 
     def body(self) -> dict[str, Any]:
-        """The JSON body as sent on the wire: ``extra_body`` merged in, as openai does."""
+        """The JSON fields as sent on the wire (``extra_body`` merged in, as openai
+        does), the image still :data:`IMAGE_SLOT`."""
         body = {k: v for k, v in self.kwargs.items() if k != "extra_body"}
         body.update(self.kwargs.get("extra_body") or {})
         return body
 
+    def encoded(self) -> bytes:
+        """The request body as sent: JSON, the image in its place."""
+        head, _, tail = json.dumps(self.body()).encode().partition(_ENCODED_SLOT)
+        return b"".join((head, b'"', self.data_url, b'"', tail))
 
-def image_data_url(png: bytes) -> str:
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+_ENCODED_SLOT = json.dumps(IMAGE_SLOT).encode()
 
 
-def build_request(model: str, png: bytes, params: DecodeParams, *,
+def build_request(model: str, data_url: bytes, params: DecodeParams, *,
                   min_pixels: int = MIN_PIXELS, max_pixels: int = MAX_PIXELS,
                   prompt: str = PROMPT) -> ChatRequest:
-    """Build one streaming chat-completions request for one page image.
+    """Build one streaming chat-completions request for one page image (its PNG as
+    a ``data:`` URL, see :func:`~ovisocr_loader.sources.png.png_data_url`).
 
     The first pass never carries a penalty: ``frequency_penalty`` is only sent
     when non-zero, so a greedy first pass is byte-identical to the card's. The
@@ -86,7 +103,7 @@ def build_request(model: str, png: bytes, params: DecodeParams, *,
         "messages": [{
             "role": "user",
             "content": [
-                {"type": "image_url", "image_url": {"url": image_data_url(png)}},
+                {"type": "image_url", "image_url": {"url": IMAGE_SLOT}},
                 {"type": "text", "text": prompt},
             ],
         }],
@@ -105,7 +122,7 @@ def build_request(model: str, png: bytes, params: DecodeParams, *,
     if params.repetition_detection:
         extra_body["repetition_detection"] = True
     kwargs["extra_body"] = extra_body
-    return ChatRequest(kwargs)
+    return ChatRequest(kwargs, data_url)
 
 
 @dataclass(frozen=True)
@@ -140,8 +157,8 @@ class RequestRecipe:
         g = self.guard
         return DecodeParams(g.long_max_tokens, 0.0, g.server_repetition_detection)
 
-    def build(self, png: bytes, params: DecodeParams) -> ChatRequest:
-        return build_request(self.model, png, params, min_pixels=self.min_pixels,
+    def build(self, data_url: bytes, params: DecodeParams) -> ChatRequest:
+        return build_request(self.model, data_url, params, min_pixels=self.min_pixels,
                              max_pixels=self.max_pixels, prompt=self.prompt)
 
     def fingerprint(self) -> dict[str, Any]:

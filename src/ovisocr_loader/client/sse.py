@@ -25,11 +25,11 @@ class MalformedEvent(ValueError):
 
 
 class EventSplitter:
-    """Cuts a byte stream (UTF-8) into lines, a whole network read at a time.
+    """Cuts a byte stream (UTF-8) into blocks of whole lines, a network read at a time.
 
-    vLLM sends one event per token by default: a page is ~600 events, so the per-line
-    work is kept to a ``str.split`` over each read and a loop in :meth:`feed`'s caller
-    (no generator resumed per line).
+    vLLM sends one event per token by default: a page is ~600 events, so nothing here
+    runs per line: a read's complete lines go on as one string (:class:`TokenShape`
+    reads a block of plain token events at once).
     """
 
     def __init__(self, max_chars: int = MAX_LINE_CHARS) -> None:
@@ -37,20 +37,21 @@ class EventSplitter:
         self._pending = ""
         self._max_chars = max_chars
 
-    def feed(self, chunk: bytes) -> list[str]:
-        """The complete lines of the stream so far (``\r`` stripped); blank ones too."""
-        lines = (self._pending + self._decoder.decode(chunk)).split("\n")
-        self._pending = lines.pop()
+    def feed(self, chunk: bytes) -> str:
+        """The complete lines of the stream so far, each ending in a newline."""
+        text = self._pending + self._decoder.decode(chunk)
+        end = text.rfind("\n") + 1
+        self._pending = text[end:]
         if len(self._pending) > self._max_chars:
             raise MalformedEvent(f"a line of more than {self._max_chars} characters "
                                  "without a newline")
-        return lines
+        return text[:end]
 
-    def close(self) -> list[str]:
+    def close(self) -> str:
         """What is left when the stream ends (a last line without a newline)."""
         rest = self._pending + self._decoder.decode(b"", final=True)
         self._pending = ""
-        return [rest] if rest else []
+        return rest
 
 
 _CONTENT = re.compile(r'"delta":\s?\{"content":\s?"')
@@ -66,17 +67,66 @@ def quick_content(line: str) -> str | None:
     stands. Anything else (the role event, the finish, usage, errors, another
     server's field order) returns None and is parsed in full by :func:`parse_line`.
     """
+    span = _content_span(line)
+    return None if span is None else str(scanstring(line, span[0])[0])
+
+
+def _content_span(line: str) -> tuple[int, int] | None:
+    """Where the token text of a plain event stands in ``line`` (after its opening
+    quote, at its closing quote), or None for any other line."""
     found = _CONTENT.search(line)
     if found is None or not line.startswith("data:"):
         return None
     try:
-        content, end = scanstring(line, found.end())
+        end = scanstring(line, found.end())[1]
     except ValueError:
         return None
     if _OPEN.match(line, end) is None or _USAGE.search(line, end) is not None or \
             '"error"' in line[:found.start()]:
         return None
-    return str(content)
+    return found.end(), end - 1
+
+
+class TokenShape:
+    """What the plain token events of one stream look like around their text.
+
+    A server sends the token events of one request alike but for the text (vLLM: the
+    same id, created, model and field order). Once one has been read as such
+    (:meth:`learn`), a whole read of them is recognised with ``startswith`` and
+    ``endswith`` per line and decoded in one call (:meth:`text`): about 0.5 us a token
+    rather than 4.
+    """
+
+    def __init__(self) -> None:
+        self._head: str | None = None
+        self._tail = ""
+
+    def learn(self, line: str) -> None:
+        """Take the shape of ``line`` if it is a plain token event (once)."""
+        if self._head is not None:
+            return
+        span = _content_span(line)
+        if span is not None:
+            self._head, self._tail = line[:span[0]], line[span[1]:]
+
+    def text(self, block: str) -> str | None:
+        """The token texts of ``block`` (:meth:`EventSplitter.feed`) joined, when each
+        of its lines is blank or a token event of the learned shape; else None."""
+        head, tail = self._head, self._tail
+        if head is None:
+            return None
+        lines = [line for line in block.split("\n") if line]
+        if not all(line.startswith(head) and line.endswith(tail) for line in lines):
+            return None
+        start, cut = len(head), len(tail)
+        bodies = "".join([line[start:-cut] for line in lines])
+        if any(line[-cut - 1] == "\\" for line in lines if len(line) > start + cut):
+            return None   # a text ending in a backslash: read line by line, to be sure
+        try:
+            text, end = scanstring(f'"{bodies}"', 1)
+        except ValueError:
+            return None
+        return str(text) if end == len(bodies) + 2 else None
 
 
 def parse_line(line: str) -> dict[str, Any] | str | None:

@@ -91,6 +91,7 @@ class Transport:
         self._metrics_misses = 0
         self._api_key = api_key
         self._chat_session: aiohttp.ClientSession | None = None
+        self._pacing = chat_stream.ReadPacing()
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -184,7 +185,8 @@ class Transport:
                          int(request.kwargs.get("max_tokens") or 4096) * MAX_CHARS_PER_TOKEN)
         if self._chat_session is None:
             self._chat_session = chat_stream.new_session(self.timeouts, self._api_key)
-        await chat_stream.read_stream(self._chat_session, self.base_url, request.body(), events)
+        await chat_stream.read_stream(self._chat_session, self.base_url, request.encoded(),
+                                      events, self._pacing)
 
 
 class _Events:
@@ -203,17 +205,22 @@ class _Events:
         self.url = url
         self.limit = limit
         self.received = 0
+        self.shape = sse.TokenShape()
 
-    def take(self, lines: list[str]) -> bool:
+    def take(self, block: str) -> bool:
         """The lines of one read; the token texts of a run of plain events reach the
         guard joined, one call per read rather than per token."""
+        text = self.shape.text(block)
+        if text is not None:   # the common read: nothing but token events
+            return self._delta(text)
         texts: list[str] = []
-        for line in lines:
+        for line in block.split("\n"):
             if not line:
                 continue
             text = sse.quick_content(line)
             if text is not None:
                 texts.append(text)
+                self.shape.learn(line)
                 continue
             if texts and self._delta("".join(texts)):
                 return True

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageChops
 
 from .base import RenderedPage
-from .png import encode_png
+from .png import encode_png, png_data_url
 
 #: a channel difference above this counts as colour ...
 _COLOUR_DELTA = 24
@@ -28,10 +28,13 @@ _SAMPLE_FROM = 256
 
 @dataclass(frozen=True)
 class EncodedPage:
-    """A page ready to send: PNG bytes plus what the result records about it."""
+    """A page ready to send: PNG bytes, the same as a ``data:`` URL (what a request
+    carries; empty for a blank page, which is never sent), and what the result
+    records about the page."""
 
     page_number: int
     png: bytes
+    data_url: bytes
     width: int
     height: int
     mode: str
@@ -54,7 +57,8 @@ def encode_page(page: RenderedPage, *, compress_level: int = 1, blank: bool | No
     image = page.image
     blank = has_no_ink(image) if blank is None else blank
     png = encode_png(image, compress_level)
-    return EncodedPage(page.page_number, png, image.width, image.height,
+    data_url = b"" if blank else png_data_url(png)  # a blank page is never sent
+    return EncodedPage(page.page_number, png, data_url, image.width, image.height,
                        image.mode, page.dpi, blank, page.page_size_pt, page.rotation)
 
 

@@ -10,6 +10,7 @@ a third of zlib's time: 1.3 ms instead of 4.9 at level 1 on a 150 DPI text page.
 
 from __future__ import annotations
 
+import base64
 import struct
 import zlib
 
@@ -49,3 +50,12 @@ def encode_png(image: Image.Image, level: int = 1) -> bytes:
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def png_data_url(png: bytes) -> bytes:
+    """The PNG as the ``data:`` URL the chat API takes an image in (ASCII bytes).
+
+    Made where the page is rendered (a worker thread or process), so the event loop
+    never spends the 0.6 ms a 150 DPI page's base64 costs.
+    """
+    return b"data:image/png;base64," + base64.b64encode(png)
