@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._sync import END, settle
+from ..config import RenderSettings
 from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..elements import mark_running_furniture
 from ..errors import CorruptFileError, PageError, SourceError
 from ..jobs import DocumentJob, DocumentStarted, PageFinished, ProgressCallback
-from ..sources import PageSource, load_input, open_source
+from ..sources import PageSource, SourceInput, load_input, open_source
 from .page_step import PageDone, PageJob, cached_page, produce_page
 from .session import Session
 
@@ -124,9 +125,8 @@ class Scheduler:
         label = _label(job)
         await self.session.open_documents.acquire()
         try:
-            inp = await asyncio.to_thread(load_input, job.source, name=label)
-            source = await asyncio.to_thread(open_source, inp, self.session.settings.render,
-                                             password=job.password, pages=job.pages)
+            inp, source = await asyncio.to_thread(_load_and_open, job, label,
+                                                  self.session.settings.render)
         except BaseException as exc:
             self.session.open_documents.release()
             error = _as_source_error(exc, label)
@@ -217,6 +217,13 @@ class Scheduler:
     def _maybe_end(self) -> None:
         if not self.producing and self.unfinished == 0:
             self.out.put_nowait(END)
+
+
+def _load_and_open(job: DocumentJob, label: str | None, settings: RenderSettings
+                    ) -> tuple[SourceInput, PageSource]:
+    """Read and open one input: one trip to a worker thread."""
+    inp = load_input(job.source, name=label)
+    return inp, open_source(inp, settings, password=job.password, pages=job.pages)
 
 
 def _label(job: DocumentJob) -> str | None:

@@ -57,14 +57,15 @@ class ReadPacing:
     ~75 us with 64 streams open on a 2-core machine, more than parsing its events
     costs. Resting the socket lets the tokens of the meantime arrive in one read. The
     rest grows with the streams open, ``PER_STREAM_S`` each, so that together they
-    wake the loop about every ``PER_STREAM_S``: one stream reads every 5 ms, 64 every
-    0.26 s (about 20 tokens a read at the RTX 5090's field speed), none waits more than
-    ``MAX_S``. The guard sees tokens that much later, which the early abort never
-    notices (a loop runs for thousands of tokens); a page is seen to end up to one rest
-    later, a small share of its seconds in flight.
+    wake the loop about every ``PER_STREAM_S``: one stream reads every 6 ms, 64 every
+    0.38 s (about 30 tokens a read at the RTX 5090's field speed), none waits more than
+    ``MAX_S``. The guard sees tokens that much later, which the early abort hardly
+    notices (a loop runs for thousands of tokens); a page is seen to end half a rest
+    later on average (0.19 s of a page's ~8 s in flight at 64), which costs no
+    throughput while the server has other requests to run (docs/benchmarks.md).
     """
 
-    PER_STREAM_S = 0.004
+    PER_STREAM_S = 0.006
     MIN_S = 0.005
     MAX_S = 0.5
 
