@@ -49,7 +49,7 @@ def pillow_png(level: int):
 
 
 ENCODINGS = {
-    "png filter0 zlib1 (ours)": lambda image: encode_png(image, 1),
+    "png filter0 zlib-ng 2 (ours)": lambda image: encode_png(image, 2),
     "pillow png level 1": pillow_png(1),
     "pillow png level 6": pillow_png(6),
 }

@@ -29,8 +29,9 @@ class RenderSettings:
     dpi: float = 150.0
     min_pixels: int = MIN_PIXELS
     max_pixels: int = MAX_PIXELS
-    #: zlib level for PNG: 1 keeps client CPU low; the bytes only cross loopback or a LAN.
-    png_compress_level: int = 1
+    #: deflate level for PNG: 2 keeps client CPU low (zlib-ng's 2 is smaller than zlib's
+    #: 1, in half the time; its 1 is 15-25% larger); the bytes only cross a LAN.
+    png_compress_level: int = 2
     #: "auto": turn each page upright before sending (the ``orientation`` extra)
     orientation: Literal["off", "auto"] = "off"
 

@@ -84,8 +84,10 @@ def test_iter_data_and_aload_data_give_the_same_documents(ovis_simulator: Simula
 
 
 def test_aload_data_shares_one_limit_across_one_page_files(tmp_path: Path):
-    # 24 one-page faxes gathered at once must keep about `concurrency` requests in flight
-    with Simulator(latency=LatencyModel(speed=3.0)) as sim:
+    # 24 one-page faxes gathered at once must keep about `concurrency` requests in flight;
+    # pages last over a second each, so that refilling a slot (open, render: milliseconds,
+    # a few hundred on a loaded machine) stays small beside them
+    with Simulator(latency=LatencyModel(speed=1.5)) as sim:
         for n in range(24):
             pdf, (pid,) = marked_pdf(1)
             sim.register(pid, synthetic_markdown(str(n).encode()))

@@ -50,7 +50,7 @@ class EncodedPage:
         return (self.height, self.width) if turned else (self.width, self.height)
 
 
-def encode_page(page: RenderedPage, *, compress_level: int = 1, blank: bool | None = None
+def encode_page(page: RenderedPage, *, compress_level: int = 2, blank: bool | None = None
                 ) -> EncodedPage:
     """Check for ink (unless ``blank`` is already known) and encode as PNG (the image
     is already L or RGB, see page_mode)."""
