@@ -32,10 +32,6 @@ from ..errors import (
 from . import sse
 from .retry import parse_retry_after
 
-#: how long the socket rests after a read that brought few events
-GATHER_S = 0.4
-#: a read with at least this many lines (two per event) gathered enough already
-_FULL_READ_LINES = 100000
 _ERROR_BODY_BYTES = 64 * 1024
 _JSON = {"Content-Type": "application/json"}
 

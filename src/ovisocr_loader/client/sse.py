@@ -93,8 +93,8 @@ class TokenShape:
     A server sends the token events of one request alike but for the text (vLLM: the
     same id, created, model and field order). Once one has been read as such
     (:meth:`learn`), a whole read of them is recognised with ``startswith`` and
-    ``endswith`` per line and decoded in one call (:meth:`text`): about 0.5 us a token
-    rather than 4.
+    ``endswith`` per line and decoded in one call (:meth:`text`): about 1 us a token
+    rather than 2.5 line by line.
     """
 
     def __init__(self) -> None:
@@ -116,9 +116,10 @@ class TokenShape:
         if head is None:
             return None
         lines = [line for line in block.split("\n") if line]
-        if not all(line.startswith(head) and line.endswith(tail) for line in lines):
-            return None
         start, cut = len(head), len(tail)
+        if min(map(len, lines), default=start + cut) < start + cut or not all(
+                line.startswith(head) and line.endswith(tail) for line in lines):
+            return None   # another event, or a head and tail that overlap
         bodies = "".join([line[start:-cut] for line in lines])
         if any(line[-cut - 1] == "\\" for line in lines if len(line) > start + cut):
             return None   # a text ending in a backslash: read line by line, to be sure
