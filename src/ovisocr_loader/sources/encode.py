@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from PIL import Image, ImageChops
 
 from .base import RenderedPage
-from .png import encode_png, png_data_url
+from .png import encode_png, png_data_url, png_from_data_url
 
 #: a channel difference above this counts as colour ...
 _COLOUR_DELTA = 24
@@ -28,12 +28,10 @@ _SAMPLE_FROM = 256
 
 @dataclass(frozen=True)
 class EncodedPage:
-    """A page ready to send: PNG bytes, the same as a ``data:`` URL (what a request
-    carries; empty for a blank page, which is never sent), and what the result
-    records about the page."""
+    """A page ready to send: its PNG as the ``data:`` URL a request carries (made where
+    the page is rendered), and what the result records about the page."""
 
     page_number: int
-    png: bytes
     data_url: bytes
     width: int
     height: int
@@ -42,6 +40,12 @@ class EncodedPage:
     blank: bool
     page_size_pt: tuple[float, float] | None
     rotation: int = 0
+
+    @property
+    def png(self) -> bytes:
+        """The PNG itself, decoded from the URL (only cropping figures needs it): one
+        copy of the image per page in the render window and across worker pipes."""
+        return png_from_data_url(self.data_url)
 
     @property
     def stored_size(self) -> tuple[int, int]:
@@ -56,9 +60,8 @@ def encode_page(page: RenderedPage, *, compress_level: int = 2, blank: bool | No
     is already L or RGB, see page_mode)."""
     image = page.image
     blank = has_no_ink(image) if blank is None else blank
-    png = encode_png(image, compress_level)
-    data_url = b"" if blank else png_data_url(png)  # a blank page is never sent
-    return EncodedPage(page.page_number, png, data_url, image.width, image.height,
+    data_url = png_data_url(encode_png(image, compress_level))
+    return EncodedPage(page.page_number, data_url, image.width, image.height,
                        image.mode, page.dpi, blank, page.page_size_pt, page.rotation)
 
 
