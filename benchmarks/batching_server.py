@@ -180,6 +180,12 @@ class VirtualClient:
         self.limit = limit
         self.completed = 0
         self.in_flight: list[Request] = []
+        self._streamed_by_finished = 0
+
+    @property
+    def streamed(self) -> int:
+        """Tokens received so far (what the package's client counts, in characters)."""
+        return self._streamed_by_finished + sum(r.generated for r in self.in_flight)
 
     def top_up(self, engine: Engine, rng: random.Random) -> None:
         while len(self.in_flight) < self.limit:
@@ -190,6 +196,8 @@ class VirtualClient:
     def collect(self) -> None:
         still = [r for r in self.in_flight if r.generated < len(r.answer)]
         self.completed += len(self.in_flight) - len(still)
+        self._streamed_by_finished += sum(r.generated for r in self.in_flight
+                                          if r.generated >= len(r.answer))
         self.in_flight = still
 
 

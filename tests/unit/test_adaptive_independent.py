@@ -18,11 +18,11 @@ import pytest
 from ovisocr_loader.client.adaptive import (
     AdaptivePolicy,
     ControllerState,
-    Observation,
     decide,
     server_pressure,
 )
 from ovisocr_loader.client.metrics import ServerLoad
+from ovisocr_loader.client.window import Window
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from batching_server import PROFILES, VirtualClient, VirtualServer
@@ -36,9 +36,9 @@ SWEEPS = {"small": (8, 12, 16, 20, 24, 32), "big": (48, 64, 96, 128),
 
 
 class VirtualTuner:
-    """The package's tuner loop in virtual time: samples in flight every 0.25 s,
-    looks at the server every second (closing the window early on pressure), and
-    closes a window after ``window_s`` once every slot has turned over."""
+    """The package's tuner loop in virtual time: samples every 0.25 s, looks at the
+    server every second (closing the window early on pressure), and closes a window
+    when the package's :class:`Window` says it is full."""
 
     def __init__(self, server: VirtualServer, client: VirtualClient) -> None:
         self.server, self.client = server, client
@@ -47,31 +47,23 @@ class VirtualTuner:
         self._open()
 
     def _open(self) -> None:
-        self.started, self.done_before = self.server.now, self.client.completed
-        self.preempted_before = self.server.load()[3]
-        self.samples: list[int] = []
-
-    def _observe(self) -> Observation:
-        running, waiting, kv, preemptions = self.server.load()
-        return Observation(limit=self.client.limit, seconds=self.server.now - self.started,
-                           completed=self.client.completed - self.done_before,
-                           in_flight=sum(self.samples) / len(self.samples),
-                           load=ServerLoad(running, waiting, kv, preemptions),
-                           preempted=preemptions - self.preempted_before,
-                           outstanding=len(self.client.in_flight))
+        self.started = self.server.now
+        self.window = Window(self.client.completed, self.client.streamed,
+                             self.server.load()[3], POLICY)
 
     def tick(self) -> None:
         """One sample (call every ``SAMPLE_S`` of server time)."""
-        self.samples.append(len(self.client.in_flight))
-        obs = self._observe()
-        pressure = (len(self.samples) % 4 == 0 and obs.in_flight <= obs.limit
-                    and server_pressure(obs, POLICY) is not None)
-        full = obs.seconds >= POLICY.window_s and (
-            obs.completed >= max(POLICY.min_completions, obs.limit)
-            or obs.seconds >= 8 * POLICY.window_s)
-        if pressure or full:
-            self.client.limit = decide(self.state, obs, POLICY).limit
-            self.limits.append(self.client.limit)
+        window, client = self.window, self.client
+        window.sample(self.server.now - self.started, len(client.in_flight), client.completed,
+                      client.streamed)
+        running, waiting, kv, preemptions = self.server.load()
+        obs = window.observe(client.limit, ServerLoad(running, waiting, kv, preemptions),
+                             preemptions, len(client.in_flight))
+        pressure = (window.metrics_due() and obs.outstanding is not None
+                    and obs.outstanding <= obs.limit and server_pressure(obs, POLICY) is not None)
+        if pressure or window.full:
+            client.limit = decide(self.state, obs, POLICY).limit
+            self.limits.append(client.limit)
             self._open()
 
 

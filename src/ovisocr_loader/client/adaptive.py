@@ -2,16 +2,18 @@
 
 The elbow of a vLLM server moves with the GPU and its settings (32 requests on
 one RTX 5090; ~12 on a small card, ~128 on a large one). Every window (about
-2 s and a dozen finished pages) the controller sees what the client did and, when
-the server exposes ``/metrics``, what the server says:
+3 s, see :mod:`.window`) the controller sees what the client did (its rate: the
+answer text streamed per second) and, when the server exposes ``/metrics``, what
+the server says:
 
 1. **Server pressure** - a real queue in the server (``queue_share`` of the
    requests running, and at least two: a request or two wait between scheduler
    steps even when there is room) means more requests only queue: the limit
    drops by the queued share. Thrashing (``preempt_per_page`` preemptions per
    finished page, counted over ``min_completions`` pages at least; a few are the
-   price of a full KV cache) takes a quarter off (``back_off``). The next cut
-   waits until every slot has turned over once.
+   price of a full KV cache) takes a quarter off (``back_off``). Pressure seen
+   before a cut shows makes no second cut (see :func:`_cut`); room to grow
+   still counts.
 2. **Slow start** - while the limit is binding and throughput keeps rising by
    more than ``plateau``, the limit grows: by ``grow``, or up to ``max_grow``
    times when the KV cache says that many more requests fit (its usage is about
@@ -28,7 +30,8 @@ client knows its share. A client holding half or more takes a whole cut; a
 smaller one cuts by less (weight ``(2 * share) ** 2``), and one under
 ``minority`` stays in slow start: shares converge, and a newcomer grows into its
 share while the incumbent makes room. A full KV cache shared with others makes
-each yield, in that proportion, just enough to bring it under ``kv_high``.
+each yield, in that proportion, enough to bring it under ``kv_high`` and, for a
+client holding more requests than the others, half the difference.
 Probes are timed in seconds, not windows, so a client with long windows (a
 small limit) probes as often as one with short ones.
 
@@ -52,10 +55,13 @@ class AdaptivePolicy:
     start: int = 16
     minimum: int = 2
     maximum: int = 256
+    #: seconds of streaming a window measures, after ``settle_s`` (requests just
+    #: added are being read by the server and stream nothing yet)
     window_s: float = 2.0
+    settle_s: float = 1.0
     min_completions: int = 12
     grow: float = 2.0
-    max_grow: float = 4.0
+    max_grow: float = 3.0
     probe_step: int = 4
     #: seconds between probes (time, not windows: a client with long windows
     #: probes as often as one with short ones, so two sharing a server converge)
@@ -83,6 +89,18 @@ class Observation:
     preempted: float = 0.0
     #: our requests in flight when ``load`` was read (the window's mean if not given)
     outstanding: float | None = None
+    #: answer characters streamed per second (the rate; pages per second if not given)
+    streamed_per_s: float | None = None
+
+    @property
+    def rate(self) -> float:
+        if self.streamed_per_s is not None:
+            return self.streamed_per_s
+        return self.completed / self.seconds if self.seconds > 0 else 0.0
+
+    def describe_rate(self) -> str:
+        return f"{self.streamed_per_s:.0f} characters/s" if self.streamed_per_s is not None \
+            else f"{self.rate * 60:.0f} pages/min"
 
 
 @dataclass
@@ -93,8 +111,8 @@ class ControllerState:
     settled: bool = False
     rates: dict[int, float] = field(default_factory=dict)
     since_probe: float = 0.0
-    #: pages finished since the last back-off (None: a full turn-over since)
-    since_cut: int | None = None
+    #: pages still to finish before the last back-off has taken effect
+    cut_pending: int = 0
 
 
 @dataclass(frozen=True)
@@ -105,23 +123,20 @@ class Decision:
 
 def decide(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> Decision:
     """The limit for the next window (``state`` learns from ``obs``)."""
-    rate = obs.completed / obs.seconds if obs.seconds > 0 else 0.0
+    rate = obs.rate
     binding = obs.in_flight >= 0.75 * obs.limit
+    state.cut_pending = max(0, state.cut_pending - obs.completed)
     if obs.in_flight > obs.limit + 0.5:   # still draining a higher limit: nothing to learn
         return _set(state, obs.limit, policy, "hold: requests of a higher limit still running")
-    if state.since_cut is not None:
-        state.since_cut += obs.completed
-        if state.since_cut < max(policy.min_completions, obs.limit):
-            # one cut per turn-over: pressure seen sooner predates the last cut
-            return _set(state, obs.limit, policy, "hold: the last back-off is taking effect")
-        state.since_cut = None
     pressure = server_pressure(obs, policy)
+    crowded = kv_full(obs, policy) if _others_present(obs) else None
+    if state.cut_pending and (pressure or crowded):   # they predate the last cut
+        return _set(state, obs.limit, policy, "hold: the last back-off is taking effect")
     if pressure is not None:
         limit = math.floor(obs.limit * _back_off_factor(obs, policy))
-        return _cut(state, obs, policy, limit, f"back off: {pressure}")
-    crowded = kv_full(obs, policy) if _others_present(obs) else None
+        return _cut(state, obs, policy, limit, f"back off: {pressure}", queued=_queued(obs, policy))
     if crowded is not None:   # a full cache shared with other clients
-        return _cut(state, obs, policy, _under_kv_high(obs, policy),
+        return _cut(state, obs, policy, min(_under_kv_high(obs, policy), _halfway(obs)),
                     f"yield: {crowded}, shared with other clients")
     if binding:
         old = state.rates.get(obs.limit)
@@ -134,10 +149,10 @@ def decide(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> 
         full = kv_full(obs, policy)
         if full is None and (not below or rate > max(below) * (1 + policy.plateau)):
             return _set(state, math.ceil(obs.limit * _growth(obs, policy)), policy,
-                        f"grow: {rate * 60:.0f} pages/min and rising")
+                        f"grow: {obs.describe_rate()} and rising")
         state.settled = True
         return _set(state, elbow(state, policy), policy,
-                    f"settle: {rate * 60:.0f} pages/min, {full or 'no longer rising'}")
+                    f"settle: {obs.describe_rate()}, {full or 'no longer rising'}")
     state.since_probe += obs.seconds
     best = elbow(state, policy)
     if _others_present(obs):   # sharing: the smaller part grows, the larger makes room
@@ -152,14 +167,19 @@ def decide(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> 
 
 
 def _cut(state: ControllerState, obs: Observation, policy: AdaptivePolicy, target: int,
-         reason: str) -> Decision:
+         reason: str, queued: bool = False) -> Decision:
     """Back off towards ``target``, as far as our share of the server says. What was
     measured at the limits given up is forgotten; a client holding a small share
-    stays in slow start (how a newcomer gets its share)."""
+    stays in slow start (how a newcomer gets its share). The next cut waits until
+    this one shows: for a queue, until as many pages as were given up have
+    finished; for a KV cache or preemptions, which lag, until every slot has
+    turned over."""
     limit = _fair_cut(obs, target)
     if limit < obs.limit:
         state.rates = {n: r for n, r in state.rates.items() if n < limit}
-        state.since_probe, state.since_cut = 0.0, 0
+        state.since_probe = 0.0
+        state.cut_pending = max(policy.min_completions,
+                                obs.limit - limit if queued else limit)
     state.settled = state.settled or share(obs) >= policy.minority
     return _set(state, limit, policy, reason)
 
@@ -169,7 +189,7 @@ def server_pressure(obs: Observation, policy: AdaptivePolicy) -> str | None:
     load = obs.load
     if load is None:
         return None
-    if load.waiting >= max(2.0, policy.queue_share * load.running):
+    if _queued(obs, policy):
         return f"{load.waiting:.0f} requests waiting in the server's queue"
     if obs.preempted >= policy.preempt_per_page * max(policy.min_completions, obs.completed):
         return f"{obs.preempted:.0f} preemptions for {obs.completed} pages"
@@ -218,6 +238,18 @@ def _others_present(obs: Observation) -> bool:
     return others >= 2 if obs.outstanding is not None else others > 0.1 * obs.in_flight + 2
 
 
+def _halfway(obs: Observation) -> int:
+    """Half the gap between our requests and the others' off: a client holding more
+    of a full server than the rest makes room for a newcomer in one step, not in
+    slivers a turn-over apart (each yield of a KV cache waits for one)."""
+    load = obs.load
+    if load is None:
+        return obs.limit
+    ours = _ours(obs)
+    others = load.running + load.waiting - ours
+    return obs.limit - max(0, math.floor((ours - others) / 2))
+
+
 def _under_kv_high(obs: Observation, policy: AdaptivePolicy) -> int:
     """Just enough off to bring the KV cache back under ``kv_high`` (its usage grows
     about linearly with requests); a quarter when it is full (it says not how full)."""
@@ -238,10 +270,16 @@ def _growth(obs: Observation, policy: AdaptivePolicy) -> float:
         else max(1.0 + policy.plateau, fits)
 
 
+def _queued(obs: Observation, policy: AdaptivePolicy) -> bool:
+    """A real queue in the server (not just a request or two between steps)."""
+    load = obs.load
+    return load is not None and load.waiting >= max(2.0, policy.queue_share * load.running)
+
+
 def _back_off_factor(obs: Observation, policy: AdaptivePolicy) -> float:
     """A real queue: keep the share the server runs. Thrashing: ``back_off``."""
     load = obs.load
-    if load is not None and load.waiting >= max(2.0, policy.queue_share * load.running):
+    if load is not None and _queued(obs, policy):
         return load.running / (load.running + load.waiting)
     return policy.back_off
 

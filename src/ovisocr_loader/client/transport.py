@@ -92,6 +92,8 @@ class Transport:
         self._api_key = api_key
         self._chat_session: aiohttp.ClientSession | None = None
         self._pacing = chat_stream.ReadPacing()
+        #: answer characters received on every stream so far (the adaptive rate)
+        self.streamed_chars = 0
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -181,7 +183,7 @@ class Transport:
     async def _read(self, request: ChatRequest, on_text: Callable[[str], Degenerate | None],
                     state: _StreamState, on_first_token: Callable[[], None] | None) -> None:
         """Send the request and consume its event stream into ``state``."""
-        events = _Events(state, on_text, on_first_token, self.base_url,
+        events = _Events(state, on_text, on_first_token, self,
                          int(request.kwargs.get("max_tokens") or 4096) * MAX_CHARS_PER_TOKEN)
         if self._chat_session is None:
             self._chat_session = chat_stream.new_session(self.timeouts, self._api_key)
@@ -197,12 +199,14 @@ class _Events:
     """
 
     def __init__(self, state: _StreamState, on_text: Callable[[str], Degenerate | None],
-                 on_first_token: Callable[[], None] | None, url: str, limit: int) -> None:
+                 on_first_token: Callable[[], None] | None, transport: Transport,
+                 limit: int) -> None:
         self.done = False
         self.state = state
         self.on_text = on_text
         self.on_first_token = on_first_token
-        self.url = url
+        self.transport = transport
+        self.url = transport.base_url
         self.limit = limit
         self.received = 0
         self.shape = sse.TokenShape()
@@ -263,6 +267,7 @@ class _Events:
             if self.on_first_token is not None:
                 self.on_first_token()
         self.received += len(text)
+        self.transport.streamed_chars += len(text)
         if self.received > self.limit:
             raise ServerProtocolError(
                 f"answer longer than max_tokens allows ({self.received} characters for "
