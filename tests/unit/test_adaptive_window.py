@@ -15,13 +15,23 @@ def test_the_rate_is_text_streamed_after_the_settle_not_pages_finished():
     # the first second: requests just added are in prefill; what streams is not counted
     window.sample(0.5, in_flight=64, completed=100, streamed=50_100)
     window.sample(1.0, in_flight=64, completed=100, streamed=51_000)
-    assert window.observe(64, None, None, 64).streamed_per_s is None
     window.sample(2.0, in_flight=64, completed=101, streamed=54_000)
     assert not window.full
     window.sample(3.0, in_flight=64, completed=102, streamed=57_000)
     obs = window.observe(64, None, None, 64)
     assert window.full and obs.completed == 2 and obs.in_flight == 64
     assert obs.rate == 3000.0      # characters/s from 1.0 s on, whatever pages ended
+
+
+def test_a_window_closed_before_its_settle_still_has_a_rate_in_characters():
+    """Pressure on another endpoint can close a window early: its rate must not fall
+    back to pages per second and be compared with rates in characters per second."""
+    window = Window(completed=0, streamed=10_000, preemptions=None, policy=POLICY)
+    window.sample(0.25, in_flight=16, completed=1, streamed=10_100)
+    window.sample(0.5, in_flight=16, completed=1, streamed=10_400)
+    assert window.observe(16, None, None, 16).streamed_per_s == 800.0
+    window.sample(1.0, in_flight=16, completed=1, streamed=10_900)
+    assert window.observe(16, None, None, 16).streamed_per_s == 900.0
 
 
 def test_a_window_is_full_after_the_settle_and_window_s_however_few_pages_ended():

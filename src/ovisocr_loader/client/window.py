@@ -29,6 +29,7 @@ class Window:
         self.samples = 0
         self.in_flight_sum = 0.0
         self.completed = 0
+        self._streamed_at_start = streamed
         self._streamed_from: tuple[float, int] | None = None
         self._streamed_per_s: float | None = None
         self._metrics_read_at = 0.0
@@ -39,11 +40,14 @@ class Window:
         self.samples += 1
         self.in_flight_sum += in_flight
         self.completed = completed - self.completed_at_start
-        if self._streamed_from is None:
-            if seconds >= self.policy.settle_s:
-                self._streamed_from = (seconds, streamed)
-        elif seconds > self._streamed_from[0]:
-            since, before = self._streamed_from
+        if self._streamed_from is None and seconds >= self.policy.settle_s:
+            self._streamed_from = (seconds, streamed)
+        # a window closed before the settle is over (pressure elsewhere) is still
+        # measured in characters per second, from its opening: never in pages
+        origin = self._streamed_from
+        since, before = origin if origin is not None and seconds > origin[0] \
+            else (0.0, self._streamed_at_start)
+        if seconds > since:
             self._streamed_per_s = (streamed - before) / (seconds - since)
 
     @property
