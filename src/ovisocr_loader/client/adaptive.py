@@ -234,8 +234,14 @@ def _others_present(obs: Observation) -> bool:
     load = obs.load
     if load is None:
         return False
-    others = load.running + load.waiting - _ours(obs)
+    others = _others(obs)
     return others >= 2 if obs.outstanding is not None else others > 0.1 * obs.in_flight + 2
+
+
+def _others(obs: Observation) -> float:
+    """The other clients' requests in the server (running or waiting)."""
+    load = obs.load
+    return load.running + load.waiting - _ours(obs) if load is not None else 0.0
 
 
 def _halfway(obs: Observation) -> int:
@@ -245,9 +251,7 @@ def _halfway(obs: Observation) -> int:
     load = obs.load
     if load is None:
         return obs.limit
-    ours = _ours(obs)
-    others = load.running + load.waiting - ours
-    return obs.limit - max(0, math.floor((ours - others) / 2))
+    return obs.limit - max(0, math.floor((_ours(obs) - _others(obs)) / 2))
 
 
 def _under_kv_high(obs: Observation, policy: AdaptivePolicy) -> int:
