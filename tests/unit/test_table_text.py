@@ -94,6 +94,26 @@ def test_a_label_row_over_numbers_after_a_title_row_is_a_header():
     assert table.to_text().splitlines()[-1] == "G. Clark: 1,000,000 (Base Salary), 0 (Payout)"
 
 
+def test_a_title_row_of_one_cell_over_a_header_is_a_header_row():
+    table = parse_table("<table>" + row("(In millions)", "", "", "")
+                        + row("Year Ended June 30,", "2019", "2018", "2017")
+                        + row("Write-offs", "(116)", "(98)", "(106)") + "</table>")
+    assert table.header_rows == 2
+    assert table.to_text().splitlines()[:2] == [
+        "(In millions)", "Year Ended June 30, | 2019 | 2018 | 2017"]
+    # a section label over values is not a title: nothing to head
+    body = parse_table("<table>" + row("Revenue", "", "") + row("Product", "100", "200")
+                       + "</table>")
+    assert body.header_rows == 0
+
+
+@pytest.mark.parametrize("year", ["2018(1)", "2018 1", "20181"])
+def test_a_year_with_a_footnote_mark_still_heads_its_column(year: str):
+    table = parse_table("<table>" + row("", "2019", year) + row("Net income", "$672", "$970")
+                        + "</table>")
+    assert table.header_rows == 1
+
+
 @pytest.mark.parametrize("body", [
     row("Revenue", "n/a", "n/a"),          # placeholders are values, not labels
     row("Revenue", "$(15,571)", "$(24,122)"),

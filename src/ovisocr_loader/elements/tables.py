@@ -8,7 +8,8 @@ Header rows: ``<thead>`` rows or rows of ``<th>`` cells; a pipe table's rows
 above its delimiter row. Without any of those, the first row is inferred to be a
 header, conservatively, when it holds no numbers (years aside) and either has a
 cell spanning several columns, or stands over a column whose body is mostly
-numbers. Rows that header cells span down into (rowspan) are header rows too.
+numbers; a first row of one cell of text ("March 31,") over such a header is a
+header row too. Rows that header cells span down into (rowspan) are header rows too.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ _SPACES = re.compile(r"[ \t\r\f\v]+")
 _MAX_SPAN = 1000
 _NUMBER = re.compile(
     r"^[\s(\[]*[-+−–~≈<>≤≥±]?\s*[$€£¥]?\s*\(?\s*[-+−–]?\d[\d\s,.'’]*\s*(?:%|‰|[kKmMbB]n?)?[\s)\]*]*$")
-_YEAR = re.compile(r"^\s*(?:1[89]|20)\d\d\s*[A-Za-z]?\s*$")
+#: a year, perhaps with a letter or a footnote mark ("2018 A", "2018(1)", "2018 1", "20181")
+_YEAR = re.compile(r"^\s*(?:1[89]|20)\d\d\s*(?:[A-Za-z]|\(\d\)|\d)?\s*$")
 _EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 _PLACEHOLDER = re.compile(r"^\s*(?:[-–—]+|n/?a|nm|none|nil)\s*$", re.IGNORECASE)
 _DELIMITER_CELL = re.compile(r"^\s*:?-{1,}:?\s*$")
@@ -123,6 +125,10 @@ def is_number(cell: str) -> bool:
 def infer_header_rows(rows: list[list[str]], colspans: list[bool] | None = None,
                       rowspans: list[int] | None = None) -> int:
     """How many leading rows are a header in a table that does not say (0 or more)."""
+    if len(rows) > 2 and _title_row(rows[0]):
+        below = infer_header_rows(rows[1:], colspans and colspans[1:], rowspans and rowspans[1:])
+        if below:
+            return 1 + below
     if len(rows) < 2 or not _header_like(rows[0]):
         return 0
     body = rows[1:]
@@ -137,6 +143,13 @@ def infer_header_rows(rows: list[list[str]], colspans: list[bool] | None = None,
             rows[count], rows[count + 1:])):
         count += 1
     return count
+
+
+def _title_row(row: list[str]) -> bool:
+    """A row with one cell of text and nothing else ("March 31,", "($ in millions)"): a
+    header row when the rows under it start a header."""
+    cells = [c for c in row if c.strip()]
+    return len(cells) == 1 and _header_like(cells)
 
 
 def _sub_header(row: list[str]) -> bool:
