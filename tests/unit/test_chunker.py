@@ -47,7 +47,7 @@ def test_table_and_formula_within_the_budget_are_never_split():
     doc = _doc(f"Intro paragraph.\n\n{table}\n\n{formula}")
     chunks = chunk_document(doc, max_tokens=60)
     holding = [c for c in chunks if any(e.kind == "table" for e in c.elements)]
-    assert len(holding) == 1 and "item 5: 5.0 (Value)" in holding[0].text
+    assert len(holding) == 1 and "item 5 Value: 5.0" in holding[0].text
     formula_chunks = [c for c in chunks if any(e.kind == "formula" for e in c.elements)]
     assert len(formula_chunks) == 1 and "x_0 " in formula_chunks[0].text
     assert "x_29" in formula_chunks[0].text
@@ -127,3 +127,13 @@ def test_split_table_repeats_the_composed_two_row_header():
     assert all(c.text.splitlines()[0] == "Compound | Recovery Soxtec | PLE" for c in chunks)
     lines = [line for c in chunks for line in c.text.splitlines()[1:]]
     assert lines == [f"c{i} | {i}.1 | {i}.2" for i in range(40)]
+
+
+def test_a_paragraph_starts_a_new_chunk_once_the_chunk_is_half_full():
+    long = "The quay was rebuilt in stone over two summers. " * 5   # about 60 tokens
+    short = "Dredging followed in spring."                           # about 7 tokens
+    chunks = chunk_document(_doc(f"{long}\n\n{short}"), max_tokens=100)
+    assert [c.text for c in chunks] == [long.strip(), short]
+    # under half full, the next paragraph joins
+    together = chunk_document(_doc(f"{short}\n\n{short}"), max_tokens=100)
+    assert [c.text for c in together] == [f"{short}\n\n{short}"]

@@ -65,7 +65,7 @@ def test_page_wrapped_in_a_markdown_fence_keeps_its_structure():
                                       "% Recovery / Soxhlet", "% Recovery / PLE"]
     assert table.to_text().splitlines()[:2] == [
         "PAHs compounds | % Recovery Soxtec | Soxhlet | PLE",
-        "NAP: 68.3 (Soxtec), 65.6 (Soxhlet), 60.0 (PLE)"]
+        "NAP Soxtec: 68.3; NAP Soxhlet: 65.6; NAP PLE: 60.0"]
     assert table.to_markdown().splitlines()[0].startswith("| PAHs compounds | % Recovery / Sox")
     check_page(FENCED_PAGE, elements)
 
@@ -296,7 +296,7 @@ def test_inline_markup_in_cells_becomes_text():
     (element,) = parse_page(html, 1)
     assert element.table is not None
     assert element.table.rows[1] == ["GAME\n(L=0)", "9.77 m^2 H_2O est."]
-    assert element.text.splitlines()[-1] == "GAME (L=0): 9.77 m^2 H_2O est. (Score)"
+    assert element.text.splitlines()[-1] == "GAME (L=0) Score: 9.77 m^2 H_2O est."
     assert element.table.html == html                       # the HTML kept as written
     pipe = "| Model | Score |\n|---|---|\n| GAME<br>(L=0) | **9.77** |\n| snake_case | 2*3*4 |"
     (table,) = parse_page(pipe, 1)
@@ -393,7 +393,7 @@ def test_an_html_document_page_parses_into_the_same_elements():
         ("figure", None, ""),
         ("caption", None, "Figure 1: Maps of the two harbours."),
         ("formula", None, "E = mc^2"),
-        ("table", None, "Harbour | Calls\nNorth: 12 (Calls)"),
+        ("table", None, "Harbour | Calls\nNorth Calls: 12"),
         ("page_furniture", None, "Harbour Board, 2019"),
         ("paragraph", None, "The survey went on until the")]   # cut off, never closed
     heading, _, _, items, figure, _, formula, table, _, _ = elements

@@ -41,12 +41,13 @@ def test_years_under_a_spanned_label_are_header_rows():
     # the spanned label once, in the header line; each value tied to its own year
     assert lines[0] == ("Years Ended July 27, 2019 | July 28, 2018 | July 29, 2017 | "
                         "Variance in Dollars")
-    assert lines[1] == ("Research and development: $ 6,577 (July 27, 2019), "
-                        "$ 6,332 (July 28, 2018), $6,059 (July 29, 2017), "
-                        "$245 (Variance in Dollars)")
+    assert lines[1] == ("Research and development July 27, 2019: $ 6,577; "
+                        "Research and development July 28, 2018: $ 6,332; "
+                        "Research and development July 29, 2017: $6,059; "
+                        "Research and development Variance in Dollars: $245")
     assert sum(line.count("Years Ended") for line in lines) == 1
-    assert lines[2] == ("Percentage of revenue: 12.7% (July 27, 2019), 12.8% (July 28, 2018), "
-                        "12.6% (July 29, 2017)")
+    assert lines[2] == ("Percentage of revenue July 27, 2019: 12.7%; Percentage of revenue "
+                        "July 28, 2018: 12.8%; Percentage of revenue July 29, 2017: 12.6%")
 
 
 def test_units_are_said_once_and_section_rows_stand_alone():
@@ -56,7 +57,7 @@ def test_units_are_said_once_and_section_rows_stand_alone():
     assert lines[0] == "(In millions of dollars, except capital intensity)"
     assert lines[1] == "Years ended December 31 2019 | 2018 | %Chg"
     assert lines[2] == "Capital expenditures"
-    assert lines[3] == "Wireless: 1,320 (2019), 1,086 (2018), 22 (%Chg)"
+    assert lines[3] == "Wireless 2019: 1,320; Wireless 2018: 1,086; Wireless %Chg: 22"
     assert not any(line.startswith("(In millions") for line in lines[1:])
 
 
@@ -66,7 +67,7 @@ def test_shared_words_leave_the_value_labels():
                         + row("Revenue", "$2,259", "$4,248") + "</table>")
     assert table.to_text().splitlines() == [
         "Year ended December 31, 2019 | Year ended December 31, 2018",
-        "Revenue: $2,259 (2019), $4,248 (2018)"]
+        "Revenue 2019: $2,259; Revenue 2018: $4,248"]
 
 
 def test_two_levels_label_a_value_when_the_lower_one_repeats():
@@ -76,7 +77,7 @@ def test_two_levels_label_a_value_when_the_lower_one_repeats():
                         + row("VAS", "26,120", "50%", "20,330", "47%") + "</table>")
     assert table.header_rows == 2
     assert table.to_text().splitlines()[-1] == (
-        "VAS: 26,120 (2019 Amount), 50% (2019 %), 20,330 (2018 Amount), 47% (2018 %)")
+        "VAS 2019 Amount: 26,120; VAS 2019 %: 50%; VAS 2018 Amount: 20,330; VAS 2018 %: 47%")
 
 
 def test_header_cells_over_empty_columns_still_reach_the_text():
@@ -91,7 +92,7 @@ def test_a_label_row_over_numbers_after_a_title_row_is_a_header():
                         + row("NEO", "Base Salary", "Payout")
                         + row("G. Clark", "1,000,000", "0") + "</table>")
     assert table.header_rows == 2
-    assert table.to_text().splitlines()[-1] == "G. Clark: 1,000,000 (Base Salary), 0 (Payout)"
+    assert table.to_text().splitlines()[-1] == "G. Clark Base Salary: 1,000,000; G. Clark Payout: 0"
 
 
 def test_a_title_row_of_one_cell_over_a_header_is_a_header_row():
@@ -99,8 +100,9 @@ def test_a_title_row_of_one_cell_over_a_header_is_a_header_row():
                         + row("Year Ended June 30,", "2019", "2018", "2017")
                         + row("Write-offs", "(116)", "(98)", "(106)") + "</table>")
     assert table.header_rows == 2
-    assert table.to_text().splitlines()[:2] == [
-        "(In millions)", "Year Ended June 30, | 2019 | 2018 | 2017"]
+    assert table.to_text().splitlines() == [
+        "(In millions)", "Year Ended June 30, | 2019 | 2018 | 2017",
+        "Write-offs 2019: (116); Write-offs 2018: (98); Write-offs 2017: (106)"]
     # a section label over values is not a title: nothing to head
     body = parse_table("<table>" + row("Revenue", "", "") + row("Product", "100", "200")
                        + "</table>")
@@ -112,6 +114,31 @@ def test_a_year_with_a_footnote_mark_still_heads_its_column(year: str):
     table = parse_table("<table>" + row("", "2019", year) + row("Net income", "$672", "$970")
                         + "</table>")
     assert table.header_rows == 1
+
+
+def test_a_long_row_label_is_written_once():
+    table = parse_table("<table>" + row("", "2019", "2018")
+                        + row("Net cash provided by operating activities", "$13,189", "$17,400")
+                        + "</table>")
+    assert table.to_text().splitlines()[-1] == (
+        "Net cash provided by operating activities: $13,189 (2019), $17,400 (2018)")
+
+
+def test_long_column_labels_leave_the_rows_in_column_order():
+    table = parse_table("<table>" + row("", "Unrealized Holding Gains on Securities",
+                                        "Minimum Pension Liability", "Total")
+                        + row("Balance at March 31, 2018", "$1.9", "$(10.1)", "$(17.6)")
+                        + "</table>")
+    assert table.to_text().splitlines() == [
+        "Unrealized Holding Gains on Securities | Minimum Pension Liability | Total",
+        "Balance at March 31, 2018 | $1.9 | $(10.1) | $(17.6)"]
+
+
+def test_a_date_label_keeps_its_month():
+    table = parse_table("<table>" + row("", "December 27, 2019", "December 28, 2018")
+                        + row("Stock options", "—", "201,799") + "</table>")
+    assert table.to_text().splitlines()[-1] == (
+        "Stock options December 27, 2019: —; Stock options December 28, 2018: 201,799")
 
 
 @pytest.mark.parametrize("body", [
@@ -155,11 +182,24 @@ def test_a_table_filling_half_its_chunk_closes_it():
         assert chunks[-1].text.endswith("After the table.")
 
 
+def test_a_large_table_after_a_quarter_of_prose_opens_a_chunk():
+    prose = "The fleet grew in the year under review. " * 6
+    rows = "".join(row(f"Vessel {i}", f"{1000 + i}") for i in range(12))
+    table = "<table>" + row("Vessel", "Tonnage") + rows + "</table>"
+    page = f"{prose}\n\nTonnage by vessel:\n\n{table}"
+    first, second = chunk_document(_doc(page), max_tokens=200)
+    assert first.text.endswith("Tonnage by vessel:")
+    assert second.text.startswith("Tonnage by vessel:\nVessel | Tonnage\nVessel 0 Tonnage: 1000")
+    # after a short introduction the table stays in the same chunk
+    (only,) = chunk_document(_doc(page.replace(prose, "The fleet grew.")), max_tokens=200)
+    assert only.text.startswith("The fleet grew.\n\nTonnage by vessel:\n\nVessel | Tonnage")
+
+
 def test_a_table_beside_its_introduction_does_not_repeat_it():
     page = "Fleet by tonnage:\n\n" + "<table>" + row("Vessel", "Tonnage") + row(
         "Aurora", "1200") + "</table>"
     (chunk,) = chunk_document(_doc(page), max_tokens=200)
-    assert chunk.text == "Fleet by tonnage:\n\nVessel | Tonnage\nAurora: 1200 (Tonnage)"
+    assert chunk.text == "Fleet by tonnage:\n\nVessel | Tonnage\nAurora Tonnage: 1200"
 
 
 def test_a_caption_under_a_table_joins_its_chunk():
@@ -186,4 +226,4 @@ def test_a_table_at_the_top_of_a_page_takes_no_context_from_the_page_before():
     second = PageResult(page_number=2, markdown=table, elements=parse_page(table, 2))
     doc = ParsedDocument(source="t.pdf", total_pages=2, pages=[first, second])
     chunks = chunk_document(doc, max_tokens=200, page_breaks=True)
-    assert chunks[-1].text == "Item | State\nBollards: worn (State)"
+    assert chunks[-1].text == "Item | State\nBollards State: worn"

@@ -1,16 +1,20 @@
 """One structure-aware chunker for every integration.
 
 Consecutive elements are packed up to a token budget, counted on the chunk text
-as emitted (separators included). A heading starts a new chunk (consecutive
+as emitted (separators included); a paragraph or list starts a new chunk once the
+chunk is half full, so a chunk of prose holds few topics. A heading starts a new chunk (consecutive
 headings share one) and never ends up without the start of the text it heads.
 Tables and formulas stay whole unless larger than the budget: then a table is
 split by rows with its header lines in every part, a formula by lines and prose
-by sentences. A table reads in its labelled form when it fits whole, else in its
-compact form (:mod:`.table_text`); every part of a table that does not share a
-chunk with the sentence or caption introducing it starts with that context, and
-a table that fills half its chunk or more closes it, so what follows is not
-embedded with its rows (a caption under it still joins). Page furniture is left
-out of chunk text (it stays flagged on the elements).
+by sentences. A table reads in its labelled form when that suits it and it fits
+whole, else in its compact form (:mod:`.table_text`); every part of a table that
+does not share a chunk with the sentence or caption introducing it starts with
+that context. A table of a quarter of the budget or more opens a new chunk when
+the chunk already holds a quarter of the budget, so its rows are in the opening
+of a chunk (where an embedding model that truncates still reads them) rather
+than behind the prose, and a table that fills half its chunk or more closes it,
+so what follows is not embedded with its rows (a caption under it still joins).
+Page furniture is left out of chunk text (it stays flagged on the elements).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from .model import Element, TableData
-from .table_text import header_lines, row_lines, table_text
+from .table_text import header_lines, row_lines, suits_labelled_form, table_text
 
 
 class _Page(Protocol):
@@ -152,12 +156,22 @@ class _Packer:
             if any(e.kind != "heading" for e, _, _ in self.parts):
                 self.flush()  # consecutive headings stay together with the text they head
             enter_heading(self.path, element)
+        if self._half_full_before(element):
+            self.flush()
         if element.kind == "table" and element.table is not None:
             self._add_table(element, element.table)
         else:
             for piece in _pieces(element, self.max_tokens, self.count):
                 self.place(element, piece)
         self.previous = element
+
+    def _half_full_before(self, element: Element) -> bool:
+        """A paragraph or list starts a new chunk once the chunk is half full, so prose
+        chunks hold fewer topics (measured: text questions +0.02 at 512, where an
+        embedding model reading 256 word pieces misses the rest of a full chunk)."""
+        return (element.kind in ("paragraph", "list") and bool(self.parts)
+                and self.parts[-1][0].kind != "heading"
+                and self.count(SEPARATOR.join(self.texts())) >= self.max_tokens // 2)
 
     def _add_table(self, element: Element, table: TableData) -> None:
         """Place a table's parts, each with the table's context unless it shares a
@@ -170,12 +184,23 @@ class _Packer:
         budget = self.max_tokens - self.count(context + "\n") if context else self.max_tokens
         if budget < self.max_tokens // 2:  # a context too long to repeat: leave it out
             context, budget = "", self.max_tokens
-        for piece in table_pieces(table, budget, self.count):
+        pieces = table_pieces(table, budget, self.count)
+        if pieces and self._opens_chunk(pieces[0]):
+            self.flush()
+        for piece in pieces:
             beside = any(e is source for e, _, _ in self.parts)
             if context and not (beside and self.fits(self.texts(), piece)):
                 piece = f"{context}\n{piece}"
             self.place(element, piece)
         self.closing = self.count(SEPARATOR.join(self.texts())) >= self.max_tokens // 2
+
+    def _opens_chunk(self, table_piece: str) -> bool:
+        """A table of a quarter of the budget or more after a quarter of the budget of
+        other text starts a chunk (measured: dense hit@5 +0.01 at 256 and 512)."""
+        quarter = self.max_tokens // 4
+        return (any(e.kind != "heading" for e, _, _ in self.parts)
+                and self.count(table_piece) >= quarter
+                and self.count(SEPARATOR.join(self.texts())) >= quarter)
 
     def fits(self, parts: list[str], piece: str) -> bool:
         texts = [t for t in [*parts, piece] if t.strip()]
@@ -279,9 +304,10 @@ def _pieces(element: Element, max_tokens: int, count: TokenCounter) -> list[str]
 
 
 def table_pieces(table: TableData, max_tokens: int, count: TokenCounter) -> list[str]:
-    """A table whole in its labelled form if that fits the budget, else whole in its
-    compact form, else split by rows (compact, header lines in every part)."""
-    for compact in (False, True):
+    """A table whole in its labelled form if that suits it and fits the budget, else
+    whole in its compact form, else split by rows (compact, header lines in every part)."""
+    forms = (False, True) if suits_labelled_form(table.rows, table.header_rows) else (True,)
+    for compact in forms:
         text = table_text(table.rows, table.header_rows, compact=compact)
         if count(text) <= max_tokens:
             return [text] if text else []

@@ -3,11 +3,16 @@
 A table reads as its units ("(In millions of dollars)"), one line of column
 headers in which a label spanning several columns appears once ("Item | Years
 Ended July 27, 2019 | July 28, 2018"), then a line per row. The labelled form ties
-every value to its row label and to the shortest label that tells its column apart
-("Research and development: $ 6,577 (July 27, 2019), $ 6,332 (July 28, 2018)"); the
-compact form keeps the values in column order ("Research and development | $ 6,577
-| $ 6,332") for tables too large for the labelled form. A row with only a label (a
-section such as "Deferred tax assets") stays a line of its own.
+every value to its row label and to the shortest label that tells its column apart,
+as a fact that reads on its own ("Research and development July 27, 2019: $ 6,577;
+Research and development July 28, 2018: $ 6,332"); a row label of more than four
+words is written once ("Net cash provided by operating activities: $13,189 (2019),
+$17,400 (2018)"). It suits tables whose column labels are short (years, dates,
+periods: at most three words); the compact form keeps the values in column order
+("Research and development | $ 6,577 | $ 6,332") for the others, where long column
+labels repeated before every value would drown the row labels, and for tables too
+large for the labelled form. A row with only a label (a section such as "Deferred
+tax assets") stays a line of its own.
 
 The forms were chosen by retrieval measurements (benchmarks/bench_retrieval.py).
 """
@@ -22,6 +27,11 @@ COLUMN_SEPARATOR = " | "
 _UNITS = re.compile(r"\b(?:thousands|millions|billions|'000s?|000s)\b|^\(?\s*in\s+\S+\s*\)?$",
                     re.IGNORECASE)
 _MAX_UNITS = 80
+_DAY = re.compile(r"^\d{1,2},?$")
+#: a column label of at most this many words goes with every value it labels
+SHORT_COLUMN_LABEL = 3
+#: a row label of at most this many words goes with every value of its row
+SHORT_ROW_LABEL = 4
 
 
 def is_units(cell: str) -> bool:
@@ -58,10 +68,23 @@ def row_lines(rows: Grid, header_rows: int, *, compact: bool = False) -> list[st
         elif compact:
             lines.append(COLUMN_SEPARATOR.join(cells).strip(" |"))
         else:
-            text = ", ".join(f"{v} ({name})" if name and name != v else v
-                             for v, name in values)
-            lines.append(f"{label}: {text}" if label else text)
+            lines.append(_labelled_row(label, values))
     return [line for line in lines if line]
+
+
+def _labelled_row(label: str, values: list[tuple[str, str]]) -> str:
+    """``label column: value; ...`` for a short row label, else ``label: value (column), ...``."""
+    if label and len(label.split()) <= SHORT_ROW_LABEL:
+        return "; ".join(f"{label} {name}: {v}" if name and name != v else f"{label}: {v}"
+                         for v, name in values)
+    text = ", ".join(f"{v} ({name})" if name and name != v else v for v, name in values)
+    return f"{label}: {text}" if label else text
+
+
+def suits_labelled_form(rows: Grid, header_rows: int) -> bool:
+    """True when every column's label is short enough to repeat with each value."""
+    labels = _value_labels(_header_parts(rows, header_rows)[0][1:])
+    return all(len(label.split()) <= SHORT_COLUMN_LABEL for label in labels)
 
 
 def table_text(rows: Grid, header_rows: int, *, compact: bool = False) -> str:
@@ -110,6 +133,8 @@ def _strip_shared_words(labels: list[str]) -> list[str]:
     head = 0
     while all(len(w) > head + 1 for w in words) and len({w[head] for w in words}) == 1:
         head += 1
+    while head and any(_DAY.match(w[head]) for w in words):
+        head -= 1  # "December 27, 2019" keeps its month, not "27, 2019"
     tail = 0
     while (all(len(w) > head + tail + 1 for w in words)
            and len({w[-tail - 1] for w in words}) == 1):
