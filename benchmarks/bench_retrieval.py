@@ -38,6 +38,7 @@ from embedding import count_tokens, embed
 from retrieval_chunkers import (
     CHUNKERS,
     OURS,
+    PACKAGE,
     Inputs,
     RetrievalChunk,
     docling_available,
@@ -204,7 +205,7 @@ def margins(results: dict[str, Any]) -> str:
     for budget in sorted({r["budget"] for r in results.values()}):
         at = [r for r in results.values() if r["budget"] == budget]
         ours = [r for r in at if r["chunker"] in OURS]
-        others = [r for r in at if r["chunker"] not in OURS]
+        others = [r for r in at if r["chunker"] not in PACKAGE]
         if not ours or not others:
             continue
         for label, measure in (("dense hit@5", lambda r: r["dense"].hit(5)),

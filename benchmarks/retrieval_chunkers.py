@@ -168,3 +168,5 @@ CHUNKERS: dict[str, Chunker] = {
     "docling HybridChunker": docling_hybrid,
 }
 OURS = ("OvisNodeParser", "OvisLoader chunks")
+#: every chunker of the package (none of them is another chunker to beat)
+PACKAGE = (*OURS, "OvisNodeParser, no tokenizer")
