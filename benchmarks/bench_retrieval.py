@@ -15,7 +15,7 @@ Method (docs/benchmarks.md, "Retrieval"):
    past 20).
 
     python benchmarks/bench_retrieval.py [--budgets 256 512] [--limit N] [--data FILE]
-        [--chunkers NAME ...] [--chart docs/retrieval_hit5.png] [--json out.json]
+        [--chunkers NAME ...] [--chart docs/retrieval_hit5.png]
 """
 
 from __future__ import annotations
