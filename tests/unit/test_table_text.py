@@ -124,6 +124,21 @@ def test_a_long_row_label_is_written_once():
         "Net cash provided by operating activities: $13,189 (2019), $17,400 (2018)")
 
 
+def test_a_row_number_is_not_repeated_with_every_value():
+    table = parse_table("<table>" + row("#", "Topic", "Score")
+                        + row("1", "Proteomics", "0.87") + "</table>")
+    assert table.to_text().splitlines()[-1] == "1: Proteomics (Topic), 0.87 (Score)"
+
+
+def test_cjk_labels_are_measured_in_words_of_two_characters():
+    short = parse_table("<table>" + row("渠道", "销额同比", "均价同比")
+                        + row("线上", "-21.4%", "0.8%") + "</table>")
+    assert short.to_text().splitlines()[-1] == "线上 销额同比: -21.4%; 线上 均价同比: 0.8%"
+    long = parse_table("<table>" + row("渠道", "销额市占率同比变化", "均价同比")
+                       + row("线上", "-21.4%", "0.8%") + "</table>")
+    assert long.to_text().splitlines()[-1] == "线上 | -21.4% | 0.8%"
+
+
 def test_long_column_labels_leave_the_rows_in_column_order():
     table = parse_table("<table>" + row("", "Unrealized Holding Gains on Securities",
                                         "Minimum Pension Liability", "Total")

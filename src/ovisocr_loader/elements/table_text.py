@@ -19,6 +19,7 @@ The forms were chosen by retrieval measurements (benchmarks/bench_retrieval.py).
 
 from __future__ import annotations
 
+import math
 import re
 
 Grid = list[list[str]]
@@ -28,6 +29,8 @@ _UNITS = re.compile(r"\b(?:thousands|millions|billions|'000s?|000s)\b|^\(?\s*in\
                     re.IGNORECASE)
 _MAX_UNITS = 80
 _DAY = re.compile(r"^\d{1,2},?$")
+_ROW_NUMBER = re.compile(r"^[#(\[]?\d{1,4}[.)\]]?$")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 #: a column label of at most this many words goes with every value it labels
 SHORT_COLUMN_LABEL = 3
 #: a row label of at most this many words goes with every value of its row
@@ -73,8 +76,9 @@ def row_lines(rows: Grid, header_rows: int, *, compact: bool = False) -> list[st
 
 
 def _labelled_row(label: str, values: list[tuple[str, str]]) -> str:
-    """``label column: value; ...`` for a short row label, else ``label: value (column), ...``."""
-    if label and len(label.split()) <= SHORT_ROW_LABEL:
+    """``label column: value; ...`` for a short row label, else ``label: value (column), ...``
+    (also when the label is a row number, which says nothing on its own)."""
+    if label and words(label) <= SHORT_ROW_LABEL and not _ROW_NUMBER.match(label):
         return "; ".join(f"{label} {name}: {v}" if name and name != v else f"{label}: {v}"
                          for v, name in values)
     text = ", ".join(f"{v} ({name})" if name and name != v else v for v, name in values)
@@ -84,7 +88,13 @@ def _labelled_row(label: str, values: list[tuple[str, str]]) -> str:
 def suits_labelled_form(rows: Grid, header_rows: int) -> bool:
     """True when every column's label is short enough to repeat with each value."""
     labels = _value_labels(_header_parts(rows, header_rows)[0][1:])
-    return all(len(label.split()) <= SHORT_COLUMN_LABEL for label in labels)
+    return all(words(label) <= SHORT_COLUMN_LABEL for label in labels)
+
+
+def words(label: str) -> int:
+    """A label's length in words; two CJK characters count as one (no spaces to split on)."""
+    ideographs = len(_CJK.findall(label))
+    return len(_CJK.sub(" ", label).split()) + math.ceil(ideographs / 2)
 
 
 def table_text(rows: Grid, header_rows: int, *, compact: bool = False) -> str:
