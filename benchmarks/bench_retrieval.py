@@ -228,7 +228,7 @@ def chart(results: dict[str, Any], path: Path) -> None:
 
     budgets = sorted({r["budget"] for r in results.values()})
     names = list(dict.fromkeys(r["chunker"] for r in results.values()))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.6), sharey=True)
     width = 0.8 / len(names)
     for axis, measure in zip(axes, ("dense", "bm25"), strict=True):
         for offset, name in enumerate(names):
@@ -242,9 +242,10 @@ def chart(results: dict[str, Any], path: Path) -> None:
         axis.set_title("MiniLM dense hit@5" if measure == "dense" else "BM25 hit@5")
         axis.set_ylim(0, 1)
         axis.grid(axis="y", alpha=0.3)
-    axes[0].legend(fontsize=8, loc="lower left")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=4)
     fig.suptitle("TAT-QA test pages as OCR Markdown: answer in the top 5 chunks")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))  # room below the bars for the legend
     fig.savefig(path, dpi=110)
 
 
