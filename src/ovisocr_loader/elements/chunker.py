@@ -2,8 +2,9 @@
 
 Consecutive elements are packed up to a token budget, counted on the chunk text
 as emitted (separators included); a paragraph or list starts a new chunk once the
-chunk is half full, so a chunk of prose holds few topics. A heading starts a new chunk (consecutive
-headings share one) and never ends up without the start of the text it heads.
+chunk is half full, so a chunk of prose holds few topics. A heading starts a new
+chunk (consecutive headings share one) and never ends up without the start of the
+text it heads.
 Tables and formulas stay whole unless larger than the budget: then a table is
 split by rows with its header lines in every part, a formula by lines and prose
 by sentences. A table reads in its labelled form when that suits it and it fits

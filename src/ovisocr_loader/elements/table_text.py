@@ -78,7 +78,7 @@ def row_lines(rows: Grid, header_rows: int, *, compact: bool = False) -> list[st
 def _labelled_row(label: str, values: list[tuple[str, str]]) -> str:
     """``label column: value; ...`` for a short row label, else ``label: value (column), ...``
     (also when the label is a row number, which says nothing on its own)."""
-    if label and words(label) <= SHORT_ROW_LABEL and not _ROW_NUMBER.match(label):
+    if label and label_words(label) <= SHORT_ROW_LABEL and not _ROW_NUMBER.match(label):
         return "; ".join(f"{label} {name}: {v}" if name and name != v else f"{label}: {v}"
                          for v, name in values)
     text = ", ".join(f"{v} ({name})" if name and name != v else v for v, name in values)
@@ -88,10 +88,10 @@ def _labelled_row(label: str, values: list[tuple[str, str]]) -> str:
 def suits_labelled_form(rows: Grid, header_rows: int) -> bool:
     """True when every column's label is short enough to repeat with each value."""
     labels = _value_labels(_header_parts(rows, header_rows)[0][1:])
-    return all(words(label) <= SHORT_COLUMN_LABEL for label in labels)
+    return all(label_words(label) <= SHORT_COLUMN_LABEL for label in labels)
 
 
-def words(label: str) -> int:
+def label_words(label: str) -> int:
     """A label's length in words; two CJK characters count as one (no spaces to split on)."""
     ideographs = len(_CJK.findall(label))
     return len(_CJK.sub(" ", label).split()) + math.ceil(ideographs / 2)
