@@ -28,7 +28,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from .model import Element, TableData
-from .table_text import header_lines, row_lines, suits_labelled_form, table_text
+from .table_text import header_lines, preferred_texts, row_lines
 
 
 class _Page(Protocol):
@@ -154,7 +154,7 @@ class _Packer:
             self.flush()  # a table closes its chunk (a caption under it still joins)
         self.closing = joins_table
         if element.kind == "heading":
-            if any(e.kind != "heading" for e, _, _ in self.parts):
+            if self._holds_body():
                 self.flush()  # consecutive headings stay together with the text they head
             enter_heading(self.path, element)
         if self._half_full_before(element):
@@ -172,7 +172,7 @@ class _Packer:
         embedding model reading 256 word pieces misses the rest of a full chunk)."""
         return (element.kind in ("paragraph", "list") and bool(self.parts)
                 and self.parts[-1][0].kind != "heading"
-                and self.count(SEPARATOR.join(self.texts())) >= self.max_tokens // 2)
+                and self._cost(self.parts) >= self.max_tokens // 2)
 
     def _add_table(self, element: Element, table: TableData) -> None:
         """Place a table's parts, each with the table's context unless it shares a
@@ -193,15 +193,14 @@ class _Packer:
             if context and not (beside and self.fits(self.texts(), piece)):
                 piece = f"{context}\n{piece}"
             self.place(element, piece)
-        self.closing = self.count(SEPARATOR.join(self.texts())) >= self.max_tokens // 2
+        self.closing = self._cost(self.parts) >= self.max_tokens // 2
 
     def _opens_chunk(self, table_piece: str) -> bool:
         """A table of a quarter of the budget or more after a quarter of the budget of
         other text starts a chunk (measured: dense hit@5 +0.01 at 256 and 512)."""
         quarter = self.max_tokens // 4
-        return (any(e.kind != "heading" for e, _, _ in self.parts)
-                and self.count(table_piece) >= quarter
-                and self.count(SEPARATOR.join(self.texts())) >= quarter)
+        return (self._holds_body() and self.count(table_piece) >= quarter
+                and self._cost(self.parts) >= quarter)
 
     def fits(self, parts: list[str], piece: str) -> bool:
         texts = [t for t in [*parts, piece] if t.strip()]
@@ -255,6 +254,10 @@ class _Packer:
         self.parts.append((last[0], " ".join(words[:keep]), last[2]))
         return [(last[0], " ".join(words[keep:]), last[2])]
 
+    def _holds_body(self) -> bool:
+        """Does the chunk being built hold anything but headings?"""
+        return any(e.kind != "heading" for e, _, _ in self.parts)
+
     def _cost(self, parts: list[tuple[Element, str, list[str]]]) -> int:
         return self.count(SEPARATOR.join(t for _, t, _ in parts))
 
@@ -307,9 +310,7 @@ def _pieces(element: Element, max_tokens: int, count: TokenCounter) -> list[str]
 def table_pieces(table: TableData, max_tokens: int, count: TokenCounter) -> list[str]:
     """A table whole in its labelled form if that suits it and fits the budget, else
     whole in its compact form, else split by rows (compact, header lines in every part)."""
-    forms = (False, True) if suits_labelled_form(table.rows, table.header_rows) else (True,)
-    for compact in forms:
-        text = table_text(table.rows, table.header_rows, compact=compact)
+    for text in preferred_texts(table.rows, table.header_rows):
         if count(text) <= max_tokens:
             return [text] if text else []
     return split_table(table, max_tokens, count)

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .table_text import suits_labelled_form, table_text
+from .table_text import preferred_texts
 
 ElementKind = Literal["heading", "paragraph", "list", "table", "formula", "figure", "caption",
                       "page_furniture", "code"]
@@ -65,8 +65,7 @@ class TableData(BaseModel):
     def to_text(self) -> str:
         """Plain text for embeddings and keyword search: header lines, then one line per
         row tying each value to its row label and column (see :mod:`.table_text`)."""
-        compact = not suits_labelled_form(self.rows, self.header_rows)
-        return table_text(self.rows, self.header_rows, compact=compact)
+        return next(preferred_texts(self.rows, self.header_rows))
 
 
 class Element(BaseModel):

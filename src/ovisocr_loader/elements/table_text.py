@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 
 Grid = list[list[str]]
 
@@ -60,7 +61,7 @@ def header_lines(rows: Grid, header_rows: int) -> list[str]:
 
 def row_lines(rows: Grid, header_rows: int, *, compact: bool = False) -> list[str]:
     """One line per body row, in the labelled or the compact form."""
-    labels = ["", *_value_labels(_header_parts(rows, header_rows)[0][1:])]
+    labels = ["", *_column_labels(rows, header_rows)]
     lines = []
     for row in rows[header_rows:]:
         cells = [c.replace("\n", " ").strip() for c in row]
@@ -85,10 +86,12 @@ def _labelled_row(label: str, values: list[tuple[str, str]]) -> str:
     return f"{label}: {text}" if label else text
 
 
-def suits_labelled_form(rows: Grid, header_rows: int) -> bool:
-    """True when every column's label is short enough to repeat with each value."""
-    labels = _value_labels(_header_parts(rows, header_rows)[0][1:])
-    return all(label_words(label) <= SHORT_COLUMN_LABEL for label in labels)
+def preferred_texts(rows: Grid, header_rows: int) -> Iterator[str]:
+    """The table's text forms, best first: the labelled form when every column's label
+    is short enough to repeat with each value, then the compact form."""
+    if all(label_words(label) <= SHORT_COLUMN_LABEL for label in _column_labels(rows, header_rows)):
+        yield table_text(rows, header_rows)
+    yield table_text(rows, header_rows, compact=True)
 
 
 def label_words(label: str) -> int:
@@ -119,6 +122,11 @@ def _header_parts(rows: Grid, header_rows: int) -> tuple[list[list[str]], list[s
                 parts.append(cell)
         columns.append(parts)
     return columns, units
+
+
+def _column_labels(rows: Grid, header_rows: int) -> list[str]:
+    """The label each value column's values carry (the stub column left out)."""
+    return _value_labels(_header_parts(rows, header_rows)[0][1:])
 
 
 def _value_labels(columns: list[list[str]]) -> list[str]:
