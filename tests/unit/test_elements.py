@@ -225,3 +225,6 @@ def test_arbitrary_text_never_crashes(text):
 def test_code_fences_keep_their_text():
     assert [e.text for e in parse_page("```python\nprint(1)\n```", 1)] == ["print(1)"]
     assert [e.text for e in parse_page("```A", 1)] == ["A"]
+    # text after a closing fence is the page's, not part of the fence
+    assert [e.text for e in parse_page("```\n```(1)", 1)] == ["(1)"]
+    assert [e.text for e in parse_page("```python\nx = 1\n``` note", 1)] == ["x = 1\nnote"]

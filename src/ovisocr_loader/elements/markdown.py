@@ -153,9 +153,11 @@ def _drop_deleted(elements: list[Element]) -> None:
 
 def _code_text(source: str) -> str:
     lines = source.strip().split("\n")
-    closed = len(lines) > 1 and lines[-1].strip()[:3] in ("```", "~~~")
-    if closed:
-        lines = lines[:-1]
+    closing = lines[-1].strip() if len(lines) > 1 else ""
+    closed = closing[:3] in ("```", "~~~")
+    if closed:  # text after the closing fence ("```(1)") is kept, not dropped with it
+        rest = closing.lstrip(closing[0]).strip()
+        lines = lines[:-1] + ([rest] if rest else [])
     info = lines[0].strip()[3:].strip()
     # in a closed fence around code a one-word info string is the language; otherwise
     # (an open or empty fence) it is text
