@@ -15,17 +15,19 @@ Method (docs/benchmarks.md, "Retrieval"):
    past 20).
 
     python benchmarks/bench_retrieval.py [--budgets 256 512] [--limit N] [--data FILE]
-        [--chunkers NAME ...] [--chart docs/retrieval_hit5.png]
+        [--chunkers NAME ...] [--chart docs/retrieval_hit5.png] [--workdir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,14 +157,31 @@ def vectors_for(texts: list[str], cache: dict[str, Any]) -> dict[str, Any]:
     return cache
 
 
-def run(pages: list[Page], budgets: list[int], names: list[str]) -> dict[str, Any]:
+#: the same folder on every run: LlamaIndex embeds each chunk's ``file_path``, so a
+#: random folder name would move the figures of the chunkers that keep that key
+WORKDIR = Path(tempfile.gettempdir()) / "ovisocr-bench-retrieval"
+
+
+@contextmanager
+def emptied(folder: Path) -> Iterator[Path]:
+    """``folder``, created empty and removed afterwards (one run at a time uses it)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(pages: list[Page], budgets: list[int], names: list[str], workdir: Path = WORKDIR
+        ) -> dict[str, Any]:
     questions = [(page, q) for page in pages for q in page.questions]
     query_vectors = embed([q.text for _, q in questions])
     vectors: dict[str, Any] = {}
     results: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as folder:
+    with emptied(workdir) as folder:
         started = time.perf_counter()
-        inputs = read_inputs(pages, Path(folder))
+        inputs = read_inputs(pages, folder)
         print(f"read {len(pages)} pages in {time.perf_counter() - started:.1f} s",
               file=sys.stderr)
         for budget in budgets:
@@ -257,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budgets", type=int, nargs="+", default=[256, 512])
     ap.add_argument("--chunkers", nargs="+", choices=list(CHUNKERS), default=list(CHUNKERS))
     ap.add_argument("--chart", type=Path, default=None, help="write a PNG of hit@5")
+    ap.add_argument("--workdir", type=Path, default=WORKDIR,
+                    help="emptied and used for the page files (default: %(default)s)")
     args = ap.parse_args(argv)
     if not args.data.is_file():
         print(f"no retrieval data at {args.data}: skipped (give --data)")
@@ -265,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(names) < len(args.chunkers):
         print("docling is not installed: its HybridChunker is left out", file=sys.stderr)
     pages = load_pages(args.data, args.limit)
-    results = run(pages, args.budgets, names)
+    with redirect_stdout(sys.stderr):  # LlamaIndex prints its warnings: keep the report clean
+        results = run(pages, args.budgets, names, args.workdir)
     print(report(results, sum(len(p.questions) for p in pages)))
     print()
     print(margins(results))

@@ -69,8 +69,9 @@ def _context(n: int) -> dict[str, object]:
             "questions": [question, text]}
 
 
-def _run(*args: str) -> str:
+def _run(workdir: Path, *args: str) -> str:
     result = subprocess.run([sys.executable, str(BENCH / "bench_retrieval.py"), *args,
+                             "--workdir", str(workdir),
                              "--budgets", "96", "--chunkers", "OvisNodeParser",
                              "OvisLoader chunks", "LC Recursive, rows flattened",
                              "LI SentenceSplitter"],
@@ -83,7 +84,7 @@ def test_the_benchmark_runs_on_a_small_set(tmp_path: Path):
     data = tmp_path / "set.json"
     data.write_text(json.dumps([_context(n) for n in range(1, 5)]))
     chart = tmp_path / "hit5.png"
-    out = _run("--data", str(data), "--chart", str(chart))
+    out = _run(tmp_path / "run", "--data", str(data), "--chart", str(chart))
     assert out.startswith("8 questions")
     rows = {line.split(" | ")[0].strip("| "): line for line in out.splitlines()
             if line.startswith("| ") and "chunker" not in line and "---" not in line}
@@ -94,8 +95,21 @@ def test_the_benchmark_runs_on_a_small_set(tmp_path: Path):
     assert "margin" in out and chart.stat().st_size > 10_000
 
 
-def test_the_benchmark_runs_on_a_slice_of_tatqa():
+def test_the_benchmark_runs_on_a_slice_of_tatqa(tmp_path: Path):
     if not DEFAULT_DATA.is_file():
         pytest.skip(f"no retrieval data at {DEFAULT_DATA}")
-    out = _run("--limit", "3")
+    out = _run(tmp_path / "run", "--limit", "3")
     assert "| OvisNodeParser |" in out and "| LI SentenceSplitter |" in out
+
+
+def test_pages_go_to_the_same_folder_on_every_run(tmp_path: Path):
+    """LlamaIndex embeds ``file_path``: a folder that changed between runs would move
+    the figures of the chunkers that keep it."""
+    from bench_retrieval import WORKDIR, emptied
+
+    assert "ovisocr-bench-retrieval" in WORKDIR.name
+    folder = tmp_path / "work"
+    (folder / "old").mkdir(parents=True)
+    with emptied(folder) as used:
+        assert used == folder and list(folder.iterdir()) == []
+    assert not folder.exists()
