@@ -230,10 +230,8 @@ def _nearly_full(obs: Observation, policy: AdaptivePolicy) -> bool:
 
 
 def _others_present(obs: Observation) -> bool:
-    """Does the server hold requests other than ours (another client's)?"""
-    load = obs.load
-    if load is None:
-        return False
+    """Does the server hold requests other than ours (another client's)? Without a
+    /metrics reading, ``_others`` is 0: no."""
     others = _others(obs)
     return others >= 2 if obs.outstanding is not None else others > 0.1 * obs.in_flight + 2
 
