@@ -59,7 +59,7 @@ def ovis_node_parser(inputs: Inputs, budget: int, count: TokenCount) -> list[Ret
 
 def ovis_node_parser_approx(inputs: Inputs, budget: int, count: TokenCount
                             ) -> list[RetrievalChunk]:
-    """What users get without a tokenizer: chunk_size counted as 4 characters a token."""
+    """What users get without a tokenizer: chunk_size counted by the package's estimate."""
     from ovisocr_loader.llama_index import OvisNodeParser
 
     parser = OvisNodeParser(chunk_size=budget)

@@ -11,6 +11,7 @@ from html.parser import HTMLParser
 
 from ovisocr_loader import PageResult, ParsedDocument, chunk_document
 from ovisocr_loader.elements import Element
+from ovisocr_loader.elements.token_estimate import approx_tokens
 
 WRAPPER_MARKUP = re.compile(r"</?(?:div|center|span|p)\b[^>]*>|<img\b|!\[[^\]]*\]\(",
                             re.IGNORECASE)
@@ -213,7 +214,7 @@ def _check_chunks(elements: list[Element], max_tokens: int) -> None:
             if e.kind not in verbatim:
                 assert not WRAPPER_MARKUP.search(e.text), e.text[:200]
         if len(chunk.elements) > 1:
-            assert (len(chunk.text) + 3) // 4 <= max_tokens
+            assert approx_tokens(chunk.text) <= max_tokens
     for chunk, after in itertools.pairwise(chunks):
         if chunk.elements[-1].kind == "heading":   # only a heading split in two may end one
             assert after.elements[0] is chunk.elements[-1], "a heading without its text"

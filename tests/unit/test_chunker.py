@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ovisocr_loader import PageResult, ParsedDocument, chunk_document
 from ovisocr_loader.elements import parse_page
-from ovisocr_loader.elements.chunker import approx_tokens
+from ovisocr_loader.elements.token_estimate import approx_tokens
 
 
 def _doc(*pages: str) -> ParsedDocument:
@@ -45,13 +45,13 @@ def test_table_and_formula_within_the_budget_are_never_split():
     table = f"<table><tr><th>Item</th><th>Value</th></tr>{rows}</table>"
     formula = "$$\n" + " + ".join(f"x_{i}" for i in range(30)) + "\n$$"
     doc = _doc(f"Intro paragraph.\n\n{table}\n\n{formula}")
-    chunks = chunk_document(doc, max_tokens=60)
+    chunks = chunk_document(doc, max_tokens=130)  # the formula alone is 119 word pieces
     holding = [c for c in chunks if any(e.kind == "table" for e in c.elements)]
     assert len(holding) == 1 and "item 5 Value: 5.0" in holding[0].text
     formula_chunks = [c for c in chunks if any(e.kind == "formula" for e in c.elements)]
     assert len(formula_chunks) == 1 and "x_0 " in formula_chunks[0].text
     assert "x_29" in formula_chunks[0].text
-    assert all(approx_tokens(c.text) <= 60 for c in chunks)
+    assert all(approx_tokens(c.text) <= 130 for c in chunks)
 
 
 def test_formula_larger_than_the_budget_is_split_by_lines_only():
@@ -137,3 +137,15 @@ def test_a_paragraph_starts_a_new_chunk_once_the_chunk_is_half_full():
     # under half full, the next paragraph joins
     together = chunk_document(_doc(f"{short}\n\n{short}"), max_tokens=100)
     assert [c.text for c in together] == [f"{short}\n\n{short}"]
+
+
+def test_cjk_prose_without_spaces_splits_between_characters():
+    sentence = "全县茶叶生产基地建设规模逐渐扩大" * 8 + "，截至2010年上半年完成项目总投资1953万元。"
+    doc = _doc(f"# 改善生态\n\n{sentence}\n\n{sentence}")
+    chunks = chunk_document(doc, max_tokens=40)
+    assert all(approx_tokens(c.text) <= 40 for c in chunks)
+    assert chunks[0].text.startswith("# 改善生态\n\n全县")   # the heading keeps its text
+    body = "".join(c.text.replace("# 改善生态", "") for c in chunks)
+    assert "".join(body.split()) == sentence * 2              # nothing lost or repeated
+    assert any("2010" in c.text for c in chunks)              # a number is never cut
+    assert not any(c.text.endswith(("20", "201")) for c in chunks)

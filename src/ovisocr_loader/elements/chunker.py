@@ -20,7 +20,6 @@ Page furniture is left out of chunk text (it stays flagged on the elements).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .model import Element, TableData
 from .table_text import header_lines, preferred_texts, row_lines
+from .token_estimate import CJK_CHARACTERS, approx_tokens
 
 
 class _Page(Protocol):
@@ -48,11 +48,6 @@ TokenCounter = Callable[[str], int]
 #: Fits all-MiniLM-L6-v2's 256 word pieces for prose (tables of numbers can run over: pass
 #: the embedding model's tokenizer for exact budgets) and leaves room in 512-token models.
 DEFAULT_CHUNK_TOKENS = 256
-
-
-def approx_tokens(text: str) -> int:
-    """About four characters per token: close enough for budgets, needs no tokenizer."""
-    return math.ceil(len(text) / 4)
 
 
 class Chunk(BaseModel):
@@ -134,6 +129,11 @@ _SENTENCE_START = re.compile(r"(?<=[.!?])\s+(?=[\"“‘(\[]?[A-Z0-9])|(?<=[。�
 _LINES = re.compile(r"\n+")
 _SENTENCES = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])")
 _WORDS = re.compile(r"\s+")
+#: after a CJK character: CJK prose has no spaces, a long sentence splits between characters
+_AFTER_CJK = re.compile(f"(?<=[{CJK_CHARACTERS}])")
+_CJK_OR_RUN = re.compile(f"[{CJK_CHARACTERS}]|[^{CJK_CHARACTERS}]+")
+#: between any two characters: the last resort to keep a heading with its text
+_ANYWHERE = re.compile(r"(?<=\S)(?=\S)")
 
 
 class _Packer:
@@ -212,7 +212,7 @@ class _Packer:
     def place(self, element: Element, piece: str) -> None:
         if not self.parts or self.fits(self.texts(), piece):
             self._append(element, piece)
-        elif element.kind != "heading" and self.parts[-1][0].kind == "heading":
+        elif self.parts[-1][0].kind == "heading":   # a heading never ends a chunk alone
             self._place_after_heading(element, piece)
         else:
             self.flush()
@@ -228,7 +228,7 @@ class _Packer:
             self.flush()
             self.parts = carry
             split = self._fit_prefix(element, piece) or self._fit_prefix(element, piece, True)
-        if split is None:  # a single word larger than the room left: it has to go in whole
+        if split is None:  # only a heading filling the budget can leave no room at all
             self._append(element, piece)
             return
         head, rest = split
@@ -238,21 +238,31 @@ class _Packer:
             self.place(element, part)
 
     def _carry_headings(self) -> list[tuple[Element, str, list[str]]]:
-        """Take the trailing headings (at most half the budget of them) off the parts."""
+        """Take the trailing headings (at most half the budget of them) off the parts; a
+        heading that has to stay behind sends its last words along, so that no chunk
+        ends with a heading whose text is elsewhere."""
         run: list[tuple[Element, str, list[str]]] = []
         while self.parts and self.parts[-1][0].kind == "heading":
             run.insert(0, self.parts.pop())
         while len(run) > 1 and self._cost(run) > self.max_tokens // 2:
             self.parts.append(run.pop(0))
-        if self._cost(run) <= self.max_tokens // 2:
-            return run
-        last = run[0]
-        words = last[1].split(" ")
+        if self._cost(run) > self.max_tokens // 2:
+            return [self._split_off_tail(run[0])]
+        if self.parts and self.parts[-1][0].kind == "heading":
+            run.insert(0, self._split_off_tail(self.parts.pop()))
+        return run
+
+    def _split_off_tail(self, part: tuple[Element, str, list[str]]
+                        ) -> tuple[Element, str, list[str]]:
+        """Leave the head of a heading in the parts and return its last words (up to a
+        quarter of the budget, at least one)."""
+        element, text, path = part
+        words = text.split(" ")
         keep = max(1, len(words) - max(1, len(words) // 4))
         while keep > 1 and self.count(" ".join(words[keep:])) <= self.max_tokens // 4:
             keep -= 1
-        self.parts.append((last[0], " ".join(words[:keep]), last[2]))
-        return [(last[0], " ".join(words[keep:]), last[2])]
+        self.parts.append((element, " ".join(words[:keep]), path))
+        return (element, " ".join(words[keep:]), path)
 
     def _holds_body(self) -> bool:
         """Does the chunk being built hold anything but headings?"""
@@ -261,14 +271,15 @@ class _Packer:
     def _cost(self, parts: list[tuple[Element, str, list[str]]]) -> int:
         return self.count(SEPARATOR.join(t for _, t, _ in parts))
 
-    def _fit_prefix(self, element: Element, text: str, words: bool = False
+    def _fit_prefix(self, element: Element, text: str, last_resort: bool = False
                     ) -> tuple[str, str] | None:
         """The longest head of ``text`` (at the coarsest boundary that works) that fits
-        beside the current parts, and the rest; None if not even one unit fits."""
+        beside the current parts, and the rest; None if not even one unit fits.
+        ``last_resort`` cuts prose at words, else anywhere (a run without spaces)."""
         levels = [_LINES] if element.kind in ("table", "formula") else [
-            _LINES, _SENTENCES, _WORDS]
-        if words:
-            levels = [_WORDS]
+            _LINES, _SENTENCES, _WORDS, _AFTER_CJK]
+        if last_resort:
+            levels = [_WORDS, _AFTER_CJK, _ANYWHERE]
         current = self.texts()
         for pattern in levels:
             cuts = [m.start() for m in pattern.finditer(text) if m.start() > 0]
@@ -350,6 +361,18 @@ def _pack_units(units: list[str], budget: int, count: TokenCounter, joiner: str)
     return [p for p in parts if p.strip()]
 
 
+def _split_sentence(sentence: str, max_tokens: int, count: TokenCounter) -> list[str]:
+    """A sentence larger than the budget, at spaces; a run without spaces (CJK prose)
+    still larger, between its CJK characters (a number or Latin word in it stays whole)."""
+    pieces: list[str] = []
+    for part in _pack_units(sentence.split(" "), max_tokens, count, " "):
+        if count(part) > max_tokens and _AFTER_CJK.search(part):
+            pieces.extend(_pack_units(_CJK_OR_RUN.findall(part), max_tokens, count, ""))
+        else:
+            pieces.append(part)
+    return pieces
+
+
 def _split_prose(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
     """Split long prose at line, then sentence, then word boundaries."""
     units = [u for u in re.split(r"(?<=\n)|(?<=[.!?])\s+|(?<=[。！？])", text) if u and u.strip()]
@@ -361,7 +384,7 @@ def _split_prose(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
             if buffer:
                 pieces.append(buffer)
                 buffer = ""
-            pieces.extend(_pack_units(unit.split(" "), max_tokens, count, " "))
+            pieces.extend(_split_sentence(unit, max_tokens, count))
             continue
         joined = f"{buffer} {unit}" if buffer else unit
         if buffer and count(joined) > max_tokens:

@@ -23,6 +23,8 @@ import math
 import re
 from collections.abc import Iterator
 
+from .token_estimate import CJK_CHARACTERS
+
 Grid = list[list[str]]
 
 COLUMN_SEPARATOR = " | "
@@ -31,7 +33,7 @@ _UNITS = re.compile(r"\b(?:thousands|millions|billions|'000s?|000s)\b|^\(?\s*in\
 _MAX_UNITS = 80
 _DAY = re.compile(r"^\d{1,2},?$")
 _ROW_NUMBER = re.compile(r"^[#(\[]?\d{1,4}[.)\]]?$")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK = re.compile(f"[{CJK_CHARACTERS}]")
 #: a column label of at most this many words goes with every value it labels
 SHORT_COLUMN_LABEL = 3
 #: a row label of at most this many words goes with every value of its row

@@ -19,7 +19,8 @@ from langchain_core.documents import Document
 
 from ..document import PageResult, ParsedDocument
 from ..elements import Element, chunk_document
-from ..elements.chunker import DEFAULT_CHUNK_TOKENS, approx_tokens
+from ..elements.chunker import DEFAULT_CHUNK_TOKENS
+from ..elements.token_estimate import approx_tokens
 from ..jobs import DocumentJob
 from ..parser import OvisParser
 from ..sources import expand_paths

@@ -32,8 +32,9 @@ from llama_index.core.schema import (
 
 from ..document import PageResult, ParsedDocument
 from ..elements import Chunk, Element, chunk_document, mark_running_furniture
-from ..elements.chunker import DEFAULT_CHUNK_TOKENS, approx_tokens
+from ..elements.chunker import DEFAULT_CHUNK_TOKENS
 from ..elements.crops import crop_file_name, figure_number
+from ..elements.token_estimate import approx_tokens
 from ..jobs import DocumentJob
 from ..options import AUTO_START, ParseOptions
 from ..parser import OvisParser
@@ -225,7 +226,7 @@ class OvisNodeParser(NodeParser):
                             "a table is split only when larger")
     tokenizer: Callable[[str], Sequence[Any]] | None = Field(
         default=None, exclude=True, description="counts chunk_size in this tokenizer's "
-        "tokens (as SentenceSplitter's tokenizer); default about 4 characters a token")
+        "tokens (as SentenceSplitter's tokenizer); default: estimated (token_estimate)")
     excluded_embed_metadata_keys: list[str] = Field(
         default_factory=lambda: list(NOISY_FILE_KEYS), description="Document metadata "
         "keys also kept out of the nodes' embedding text (SimpleDirectoryReader's "
