@@ -18,6 +18,8 @@ WRAPPER_MARKUP = re.compile(r"</?(?:div|center|span|p)\b[^>]*>|<img\b|!\[[^\]]*\
 _FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~).*$", re.MULTILINE)
 _MD_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
 _IMG_TAG = re.compile(r"<img\b[^<>]*>", re.IGNORECASE)
+#: an image described inside its tag (``<img>a chart</img>``): a figure, not heading words
+_DESCRIBED_IMAGE = re.compile(r"<img\b[^<>]*>.*?</img>", re.IGNORECASE)
 
 
 #: DeepSeek-OCR's grounding markers: layout, not words
@@ -29,11 +31,12 @@ SCRIPT_MARKS = {"sup": "^", "sub": "_"}
 EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 
 
-def visible_words(markdown: str) -> set[str]:
-    """The words a reader sees: markup, fences and image references removed."""
+def visible_words(markdown: str, *, fences: bool = True) -> set[str]:
+    """The words a reader sees: markup, fences (unless ``fences=False``) and image
+    references removed."""
     text = re.sub(r"<!--.*?-->", " ", markdown, flags=re.DOTALL)
     text = GROUNDING_MARKER.sub(" ", text)
-    text = _FENCE_LINE.sub(" ", text)
+    text = _FENCE_LINE.sub(" ", text) if fences else text
     text = _MD_IMAGE.sub(lambda m: f" {m.group(1)} ", text)
     text = re.sub(r"<sup\b[^<>]*>", "^", text, flags=re.IGNORECASE)
     text = re.sub(r"<sub\b[^<>]*>", "_", text, flags=re.IGNORECASE)
@@ -61,7 +64,9 @@ def covered_words(elements: list[Element]) -> set[str]:
         if e.table is not None:
             parts += [cell for row in e.table.rows for cell in row]
     joined = " ".join(parts)   # prose keeps inline HTML as written: read it the same way
-    return set(re.findall(r"\w+", html.unescape(joined))) | visible_words(joined)
+    # (a heading may start with a stray ```, no fence in an element's text)
+    return set(re.findall(r"\w+", html.unescape(joined))) | visible_words(joined) | \
+        visible_words(joined, fences=False)
 
 
 class _Cells(HTMLParser):
@@ -189,7 +194,7 @@ def _inside(position: int, elements: list[Element], kinds: tuple[str, ...]) -> b
 
 def _check_accounted(markdown: str, elements: list[Element]) -> None:
     for match in re.finditer(r"^[ \t]*(#{1,6})[ \t]+(.*)$", markdown, re.MULTILINE):
-        title = GROUNDING_MARKER.sub("", match.group(2))
+        title = _DESCRIBED_IMAGE.sub("", GROUNDING_MARKER.sub("", match.group(2)))
         words = re.findall(r"\w", re.sub(r"<[^<>]*>|!\[[^\]]*\]\([^)]*\)", "", title))
         if words and "<table" not in match.group(2).lower() and not _inside(
                 match.start(1), elements, ("code",)):
