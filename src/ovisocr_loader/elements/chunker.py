@@ -374,7 +374,7 @@ def _split_sentence(sentence: str, max_tokens: int, count: TokenCounter) -> list
 
 
 def _split_prose(text: str, max_tokens: int, count: TokenCounter) -> list[str]:
-    """Split long prose at line, then sentence, then word boundaries."""
+    """Split long prose at line, then sentence, then word boundaries (CJK: characters)."""
     units = [u for u in re.split(r"(?<=\n)|(?<=[.!?])\s+|(?<=[。！？])", text) if u and u.strip()]
     pieces: list[str] = []
     buffer = ""
