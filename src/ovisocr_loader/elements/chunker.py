@@ -366,7 +366,7 @@ def _split_sentence(sentence: str, max_tokens: int, count: TokenCounter) -> list
     still larger, between its CJK characters (a number or Latin word in it stays whole)."""
     pieces: list[str] = []
     for part in _pack_units(sentence.split(" "), max_tokens, count, " "):
-        if count(part) > max_tokens and _AFTER_CJK.search(part):
+        if count(part) > max_tokens:  # without CJK characters it stays one unit, whole
             pieces.extend(_pack_units(_CJK_OR_RUN.findall(part), max_tokens, count, ""))
         else:
             pieces.append(part)
