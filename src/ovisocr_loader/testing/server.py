@@ -170,6 +170,12 @@ class Simulator:
             self.scripts[page_id] = page
         return page
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections the server is still serving: 0 once a killed client's
+        last requests (already sent, perhaps not yet read) are recorded and ended."""
+        return len(self._handlers)
+
     def reset_records(self) -> None:
         with self._lock:
             self.requests.clear()
