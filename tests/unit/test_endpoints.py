@@ -70,11 +70,35 @@ def test_a_first_token_is_a_sign_of_life_that_resets_the_failure_count():
         seen = []
         for _ in range(2):
             pool.failed(endpoint, ServerConnectionError("reset"))
-        pool.alive(endpoint)   # another request's first token arrived
+        loop = asyncio.get_running_loop()
+        pool.alive(endpoint, loop.time() + 0.001)   # a newer request's first token arrived
         for _ in range(2):
             pool.failed(endpoint, ServerConnectionError("reset"))
         seen.append(endpoint.up)
         pool.failed(endpoint, ServerConnectionError("reset"))   # three in a row now
+        seen.append(endpoint.up)
+        await pool.aclose()
+        return seen
+
+    assert asyncio.run(scenario()) == [True, False]
+
+
+def test_tokens_of_a_request_sent_before_the_failures_are_no_sign_of_life():
+    """A stream read from the socket's buffer after the server went away must not
+    keep the endpoint in while new connections are refused (a page then used up its
+    attempts before the outage was seen, in a CI run of test_outage)."""
+    async def scenario() -> list[bool]:
+        pool = EndpointPool([Transport("http://gpu0:8000/v1", None, Timeouts())],
+                            HealthPolicy(max_failures=3))
+        (endpoint,) = pool.endpoints
+        sent = asyncio.get_running_loop().time() - 1.0   # before any failure
+        seen = []
+        for _ in range(2):
+            pool.failed(endpoint, ServerConnectionError("refused"))
+            pool.alive(endpoint, sent)
+            pool.succeeded(endpoint, sent)
+        seen.append(endpoint.up)
+        pool.failed(endpoint, ServerConnectionError("refused"))   # the third counts
         seen.append(endpoint.up)
         await pool.aclose()
         return seen

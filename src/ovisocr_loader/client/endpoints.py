@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,6 +56,8 @@ class Endpoint:
     limit: int = 1
     #: answers received (the adaptive controller's measure of work done)
     completed: int = 0
+    #: loop time of the last failure that hurt its health
+    failed_at: float = -math.inf
 
     @property
     def url(self) -> str:
@@ -168,20 +171,25 @@ class EndpointPool:
     def release(self, endpoint: Endpoint) -> None:
         endpoint.outstanding -= 1
 
-    def alive(self, endpoint: Endpoint) -> None:
-        """A sign of life (a first token): the failures so far were not the server's."""
-        endpoint.failures = 0
+    def alive(self, endpoint: Endpoint, sent_at: float) -> None:
+        """A sign of life (a first token) from a request sent at loop time ``sent_at``:
+        if sent after the last failure, the failures so far were not the server's. An
+        older request's tokens say nothing of now (they may be read from the socket's
+        buffer after the server went away)."""
+        if sent_at > endpoint.failed_at:
+            endpoint.failures = 0
 
-    def succeeded(self, endpoint: Endpoint) -> None:
-        self.alive(endpoint)
+    def succeeded(self, endpoint: Endpoint, sent_at: float) -> None:
+        self.alive(endpoint, sent_at)
         endpoint.completed += 1
 
     def failed(self, endpoint: Endpoint, error: OvisLoaderError) -> None:
         if not hurts_health(error):
             return
         endpoint.failures += 1
+        endpoint.failed_at = asyncio.get_running_loop().time()
         if endpoint.up and endpoint.failures >= self.health.max_failures:
-            self._take_out(endpoint, asyncio.get_running_loop().time(), error)
+            self._take_out(endpoint, endpoint.failed_at, error)
 
     async def aclose(self) -> None:
         for task in self._probes:

@@ -140,7 +140,7 @@ class PageClient:
         started = loop.time()
         try:
             result = await endpoint.transport.stream(request, guard.feed,
-                                                     lambda: self.pool.alive(endpoint))
+                                                     lambda: self.pool.alive(endpoint, started))
             if result.finish_reason is None:
                 raise ServerProtocolError("stream ended without a finish reason",
                                           url=endpoint.url)
@@ -151,7 +151,7 @@ class PageClient:
                 latency_s=loop.time() - started, endpoint=endpoint.url,
                 error=f"{type(exc).__name__}: {exc.reason}"))
             raise
-        self.pool.succeeded(endpoint)
+        self.pool.succeeded(endpoint, started)
         verdict = result.degenerate or guard.finish()
         if verdict is not None and verdict.kind not in ALWAYS_GARBAGE and \
                 result.finish_reason == "stop":
