@@ -8,16 +8,21 @@ caller's thread: there the coroutine runs on a private loop in a worker thread
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import queue
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 #: Ends a hand-off queue (the pipeline's documents, :func:`iterate_sync`'s items).
 END = object()
+
+#: How often a caller's thread waiting on the worker wakes to let Python run a signal
+#: handler. Ctrl-C (SIGINT) goes to whichever thread of the process the kernel picks;
+#: only a main thread that wakes notices it, and one blocked without a timeout on a lock
+#: that no further item will release would wait forever.
+SIGNAL_CHECK_S = 0.2
 
 
 def settle(item: object) -> bool:
@@ -39,14 +44,25 @@ def _loop_running() -> bool:
 
 
 def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run ``factory()`` to completion and return its result."""
+    """Run ``factory()`` to completion and return its result.
+
+    Inside a running loop it runs on a private loop in a worker thread, which Ctrl-C
+    in the caller's thread cancels (see :func:`iterate_sync`).
+    """
     if not _loop_running():
         return asyncio.run(factory())
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ovisocr") as pool:
-        return pool.submit(lambda: asyncio.run(factory())).result()
+
+    async def once() -> AsyncIterator[T]:
+        yield await factory()
+
+    results = iterate_sync(once)
+    try:
+        return next(results)
+    finally:
+        results.close()
 
 
-def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Generator[T, None, None]:
     """Iterate an async generator from synchronous code, item by item.
 
     The generator runs on its own loop in a worker thread and hands items over
@@ -76,7 +92,7 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
     thread.start()
     try:
         while True:
-            item = items.get()
+            item = _next_item(items)
             if settle(item):
                 return
             yield item
@@ -85,3 +101,12 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
             loop.call_soon_threadsafe(task.cancel)
         thread.join()
         loop.close()
+
+
+def _next_item(items: queue.SimpleQueue[Any]) -> Any:
+    """The next item, waking every :data:`SIGNAL_CHECK_S` so that Ctrl-C is noticed."""
+    while True:
+        try:
+            return items.get(timeout=SIGNAL_CHECK_S)
+        except queue.Empty:
+            continue

@@ -159,6 +159,10 @@ class ParseRun:
         resume = (f"run the same command again to resume: finished pages are in the cache "
                   f"{cache}" if cache else "add --cache DIR next time, and an interrupted "
                   "run resumes where it stopped")
-        say(f"interrupted: {done} pages done; {self.documents} documents written, "
-            f"{incomplete} incomplete ones marked as such; {resume}")
+        say(f"interrupted: {_count(done, 'page')} done; {_count(self.documents, 'document')} "
+            f"written, {incomplete} incomplete (marked as such); {resume}")
         return EXIT_INTERRUPTED
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
