@@ -143,51 +143,67 @@ def write_pdf(target: BinaryIO, images: Iterable[Image.Image], *, dpi: float = 1
     For benchmark inputs of a thousand pages: memory stays at one page image,
     where Pillow's ``save_all`` would hold every page at once.
     """
-    offsets: dict[int, int] = {}
-    written = 0
-
-    def put(number: int, body: bytes) -> None:
-        nonlocal written
-        offsets[number] = written
-        chunk = f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-        target.write(chunk)
-        written += len(chunk)
-
-    header = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
-    target.write(header)
-    written = len(header)
-    kids: list[int] = []
-    number = 2
+    writer = _ImagePdfWriter(target, dpi)
     for image in images:
+        writer.add_page(image)
+    return writer.close()
+
+
+class _ImagePdfWriter:
+    """Writes objects as they come and remembers their offsets for the xref table.
+    Object 1 is the catalog and 2 the page tree, both written last; each page takes
+    three numbers from 3 on (image, content stream, page)."""
+
+    def __init__(self, target: BinaryIO, dpi: float) -> None:
+        self._target = target
+        self._dpi = dpi
+        self._offsets: dict[int, int] = {}
+        self._kids: list[int] = []
+        self._next = 3
+        header = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
+        target.write(header)
+        self._written = len(header)
+
+    def add_page(self, image: Image.Image) -> None:
         if image.mode not in ("L", "RGB"):
             image = image.convert("RGB")
         width, height = image.size
-        w_pt, h_pt = width * 72 / dpi, height * 72 / dpi
+        w_pt, h_pt = width * 72 / self._dpi, height * 72 / self._dpi
         data = zlib.compress(image.tobytes(), 6)
         space = "/DeviceGray" if image.mode == "L" else "/DeviceRGB"
-        put(number + 1, (f"<< /Type /XObject /Subtype /Image /Width {width} /Height {height} "
-                         f"/ColorSpace {space} /BitsPerComponent 8 /Filter /FlateDecode "
-                         f"/Length {len(data)} >>\nstream\n").encode() + data + b"\nendstream")
-        content = f"q {w_pt:.2f} 0 0 {h_pt:.2f} 0 0 cm /Im0 Do Q".encode()
-        put(number + 2, b"<< /Length %d >>\nstream\n" % len(content) + content
-            + b"\nendstream")
-        put(number + 3, (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {w_pt:.2f} {h_pt:.2f}] "
-                         f"/Resources << /XObject << /Im0 {number + 1} 0 R >> >> "
-                         f"/Contents {number + 2} 0 R >>").encode())
-        kids.append(number + 3)
-        number += 3
-    if not kids:
-        raise ValueError("need at least one page")
-    put(2, f"<< /Type /Pages /Count {len(kids)} /Kids [{' '.join(f'{k} 0 R' for k in kids)}] "
-           f">>".encode())
-    put(1, b"<< /Type /Catalog /Pages 2 0 R >>")
-    xref = written
-    total = number + 1
-    lines = [f"xref\n0 {total}\n0000000000 65535 f \n"]
-    lines += [f"{offsets[n]:010d} 00000 n \n" for n in range(1, total)]
-    lines.append(f"trailer\n<< /Size {total} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n")
-    target.write("".join(lines).encode())
-    return len(kids)
+        pixels, content, page = self._next, self._next + 1, self._next + 2
+        self._next += 3
+        self._put(pixels, (f"<< /Type /XObject /Subtype /Image /Width {width} "
+                           f"/Height {height} /ColorSpace {space} /BitsPerComponent 8 "
+                           f"/Filter /FlateDecode /Length {len(data)} >>\nstream\n").encode()
+                  + data + b"\nendstream")
+        drawing = f"q {w_pt:.2f} 0 0 {h_pt:.2f} 0 0 cm /Im0 Do Q".encode()
+        self._put(content, b"<< /Length %d >>\nstream\n" % len(drawing) + drawing
+                  + b"\nendstream")
+        self._put(page, (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {w_pt:.2f} {h_pt:.2f}] "
+                         f"/Resources << /XObject << /Im0 {pixels} 0 R >> >> "
+                         f"/Contents {content} 0 R >>").encode())
+        self._kids.append(page)
+
+    def close(self) -> int:
+        """Write the page tree, the catalog and the xref table; returns the page count."""
+        if not self._kids:
+            raise ValueError("need at least one page")
+        kids = " ".join(f"{k} 0 R" for k in self._kids)
+        self._put(2, f"<< /Type /Pages /Count {len(self._kids)} /Kids [{kids}] >>".encode())
+        self._put(1, b"<< /Type /Catalog /Pages 2 0 R >>")
+        xref, total = self._written, self._next
+        lines = [f"xref\n0 {total}\n0000000000 65535 f \n"]
+        lines += [f"{self._offsets[n]:010d} 00000 n \n" for n in range(1, total)]
+        lines.append(f"trailer\n<< /Size {total} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n")
+        self._target.write("".join(lines).encode())
+        return len(self._kids)
+
+    def _put(self, number: int, body: bytes) -> None:
+        self._offsets[number] = self._written
+        chunk = f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+        self._target.write(chunk)
+        self._written += len(chunk)
 
 
 def marked_pdf(count: int, *, size: tuple[int, int] = (1275, 1650), dpi: float = 150

@@ -20,6 +20,7 @@ import binascii
 import contextlib
 import hashlib
 import io
+import itertools
 import json
 import logging
 import threading
@@ -45,13 +46,11 @@ from .scripts import (
     Reset,
     synthetic_markdown,
 )
+from .wire import CompletionStream, Disconnected, send, send_json, usage
 
 log = logging.getLogger("ovisocr_loader.testing")
 
 DEFAULT_MODEL = "ATH-MaaS/OvisOCR2"
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 408: "Request Timeout",
-            429: "Too Many Requests", 500: "Internal Server Error", 502: "Bad Gateway",
-            503: "Service Unavailable", 504: "Gateway Timeout"}
 _MIN_TICK = 0.005
 
 
@@ -96,10 +95,6 @@ class RequestRecord:
                 and not float(body.get("frequency_penalty") or 0.0)
                 and not float(body.get("presence_penalty") or 0.0)
                 and float(body.get("repetition_penalty") or 1.0) == 1.0)
-
-
-class _Disconnected(Exception):
-    """The client went away; generation stops as vLLM's abort would."""
 
 
 class Simulator:
@@ -269,7 +264,7 @@ class Simulator:
         try:
             while await self._one_request(reader, writer):
                 pass
-        except (ConnectionError, asyncio.IncompleteReadError, _Disconnected):
+        except (ConnectionError, asyncio.IncompleteReadError, Disconnected):
             pass
         except asyncio.CancelledError:
             pass
@@ -289,7 +284,7 @@ class Simulator:
         try:
             method, target, _version = line.decode("latin-1").split(" ", 2)
         except ValueError:
-            await _send_json(writer, 400, {"error": {"message": "bad request line"}})
+            await send_json(writer, 400, {"error": {"message": "bad request line"}})
             return False
         headers: dict[str, str] = {}
         while True:
@@ -306,21 +301,21 @@ class Simulator:
                                                    start=time.monotonic(), end=time.monotonic()))
         if self.api_key and path.startswith("/v1/") and \
                 headers.get("authorization") != f"Bearer {self.api_key}":
-            await _send_json(writer, 401, {"error": {"message": "invalid api key",
+            await send_json(writer, 401, {"error": {"message": "invalid api key",
                                                      "type": "AuthenticationError"}})
             return True
         if method == "GET" and path == "/health":
-            await _send(writer, 200, b"", "text/plain")
+            await send(writer, 200, b"", "text/plain")
         elif method == "GET" and path == "/v1/models":
-            await _send_json(writer, 200, {"object": "list", "data": [{
+            await send_json(writer, 200, {"object": "list", "data": [{
                 "id": self.model, "object": "model", "created": 0, "owned_by": "vllm",
                 "max_model_len": 32768}]})
         elif method == "GET" and path == "/metrics" and self.serve_metrics:
-            await _send(writer, 200, self._metrics().encode(), "text/plain; version=0.0.4")
+            await send(writer, 200, self._metrics().encode(), "text/plain; version=0.0.4")
         elif method == "POST" and path == "/v1/chat/completions":
             return await self._chat(reader, writer, body)
         else:
-            await _send_json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+            await send_json(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         return True
 
     def _metrics(self) -> str:
@@ -350,19 +345,12 @@ class Simulator:
         try:
             body = json.loads(raw)
         except json.JSONDecodeError:
-            await _send_json(writer, 400, {"error": {"message": "body is not JSON"}})
+            await send_json(writer, 400, {"error": {"message": "body is not JSON"}})
             return True
-        record = RequestRecord(id=0, path="/v1/chat/completions", body=_strip_images(body),
-                               stream=bool(body.get("stream")), start=time.monotonic())
-        problem = self._inspect(body, record)
-        with self._lock:
-            record.id = len(self.requests) + 1
-            self.requests.append(record)
-            self._attempts[record.page_key] = self._attempts.get(record.page_key, 0) + 1
-            record.attempt = self._attempts[record.page_key]
+        record, problem = self._register(body)
         if problem is not None:
             record.status, record.end = problem[0], time.monotonic()
-            await _send_json(writer, problem[0], {"error": {
+            await send_json(writer, problem[0], {"error": {
                 "message": problem[1], "type": "BadRequestError", "code": problem[0]}})
             return True
         script = self.scripts.get(record.page_id) if record.page_id is not None else None
@@ -371,7 +359,7 @@ class Simulator:
             record.status, record.fault, record.end = fault.status, "http", time.monotonic()
             extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None \
                 else {}
-            await _send_json(writer, fault.status, {"error": {
+            await send_json(writer, fault.status, {"error": {
                 "message": fault.message, "type": "ServerError", "code": fault.status}}, extra)
             return True
         if script is None:
@@ -381,6 +369,26 @@ class Simulator:
         script = script.for_image(record.image_width or 0, seed=record.page_id or 0)
         tokens = script.tokens(greedy_unpenalized=record.greedy_unpenalized)
         max_tokens = int(body.get("max_tokens") or body.get("max_completion_tokens") or 16384)
+        return await self._run(reader, writer, record, tokens, max_tokens, fault)
+
+    def _register(self, body: dict[str, Any]) -> tuple[RequestRecord, tuple[int, str] | None]:
+        """Record the request (numbered, with its attempt at its page) and what is wrong
+        with it, if anything."""
+        record = RequestRecord(id=0, path="/v1/chat/completions", body=_strip_images(body),
+                               stream=bool(body.get("stream")), start=time.monotonic())
+        problem = self._inspect(body, record)
+        with self._lock:
+            record.id = len(self.requests) + 1
+            self.requests.append(record)
+            self._attempts[record.page_key] = self._attempts.get(record.page_key, 0) + 1
+            record.attempt = self._attempts[record.page_key]
+        return record, problem
+
+    async def _run(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                   record: RequestRecord, tokens: Iterator[str], max_tokens: int,
+                   fault: Fault | None) -> bool:
+        """Wait for one of ``max_num_seqs`` slots, then answer; the gauges of /metrics
+        follow (waiting, running, preemptions when running exceeds the KV slots)."""
         assert self._seqs is not None
         self.waiting += 1
         async with self._seqs:
@@ -454,118 +462,83 @@ class Simulator:
         await asyncio.sleep(self.latency.prefill_seconds() +
                             len(parts) / self.latency.tokens_per_second(self.running))
         record.finish_reason = finish
-        await _send_json(writer, 200, {
+        await send_json(writer, 200, {
             "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
             "created": int(time.time()), "model": self.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
                          "finish_reason": finish}],
-            "usage": {"prompt_tokens": 1000, "completion_tokens": len(parts),
-                      "total_tokens": 1000 + len(parts)}})
+            "usage": usage(len(parts))})
         return True
 
     async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                       record: RequestRecord, tokens: Iterator[str], max_tokens: int,
                       fault: Fault | None) -> bool:
+        """Stream the answer as vLLM does, or break off as ``fault`` says; returns whether
+        the connection can serve another request."""
         if isinstance(fault, MalformedSSE):
             record.fault = "malformed_sse"
-            await _send(writer, 200, b"this is not an event stream\n\x00\x01{", "text/event-stream")
+            await send(writer, 200, b"this is not an event stream\n\x00\x01{", "text/event-stream")
             return True
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
-        await writer.drain()
-        completion_id = f"chatcmpl-{uuid.uuid4().hex}"
-        created = int(time.time())
-
-        async def event(payload: dict[str, Any] | str) -> None:
-            data = payload if isinstance(payload, str) else json.dumps(payload)
-            await _chunk(writer, f"data: {data}\n\n".encode())
-
-        def delta(content: str | None, finish: str | None = None) -> dict[str, Any]:
-            d: dict[str, Any] = {"content": content} if content is not None else {}
-            return {"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                    "model": self.model, "choices": [{"index": 0, "delta": d,
-                                                      "finish_reason": finish}]}
-
+        stream = CompletionStream(writer, self.model, self.stream_interval)
+        await stream.open()
         await asyncio.sleep(self.latency.prefill_seconds())
         self._check_client(reader, record)
-        await event({**delta(None), "choices": [{"index": 0, "delta": {"role": "assistant",
-                                                                       "content": ""},
-                                                "finish_reason": None}]})
+        await stream.send_role()
         if isinstance(fault, MalformedJSON):
             record.fault = "malformed_json"
-            await event("{not json")
-            await _chunk(writer, b"")
+            await stream.send_raw("{not json")
+            await stream.end()
             return True
         stop_after = None
         if isinstance(fault, (Reset, Hang, EndWithoutFinish)):
             stop_after = fault.after_tokens
             record.fault = type(fault).__name__.lower()
-        produced = 0
-        budget = 0.0
-        finish = "stop"
-        last = time.monotonic()
+        limit = max_tokens if stop_after is None else min(max_tokens, stop_after)
+        produced, finish = await self._decode(reader, record, tokens, limit, stream)
+        await stream.send_tokens([], flush=True)
+        if isinstance(fault, (Reset, Hang, EndWithoutFinish)):
+            return await self._break_off(reader, writer, record, fault, stream)
+        record.finish_reason = finish
+        await stream.finish(record.finish_reason, produced)
+        return True
+
+    async def _decode(self, reader: asyncio.StreamReader, record: RequestRecord,
+                      tokens: Iterator[str], limit: int,
+                      stream: CompletionStream) -> tuple[int, str]:
+        """Generate at the latency model's pace (slower with more requests running) until
+        the script ends or ``limit`` tokens; returns the count and "stop" or "length"."""
         iterator = iter(tokens)
-        exhausted = False
-        pending: list[str] = []
-        while not exhausted:
-            if produced >= max_tokens:
-                finish = "length"
-                break
-            if stop_after is not None and produced >= stop_after:
-                break
+        produced, due, last = 0, 0.0, time.monotonic()
+        while produced < limit:
             rate = self.latency.tokens_per_second(self.running)
             await asyncio.sleep(max(_MIN_TICK, 1.0 / rate))
             now = time.monotonic()
-            budget += (now - last) * rate
-            last = now
+            due, last = due + (now - last) * rate, now
             self._check_client(reader, record)
-            batch: list[str] = []
-            while budget >= 1 and produced < max_tokens and \
-                    (stop_after is None or produced < stop_after):
-                token = next(iterator, None)
-                if token is None:
-                    exhausted = True
-                    break
-                batch.append(token)
-                produced += 1
-                budget -= 1
+            wanted = min(int(due), limit - produced)
+            batch = list(itertools.islice(iterator, wanted))
+            produced, due = produced + len(batch), due - len(batch)
             record.tokens_generated = produced
             self.tokens_total += len(batch)
-            pending += batch
-            await self._send_tokens(writer, pending, delta, flush=False)
-        await self._send_tokens(writer, pending, delta, flush=True)
+            await stream.send_tokens(batch)
+            if len(batch) < wanted:
+                return produced, "stop"
+        return produced, "length"
+
+    async def _break_off(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                         record: RequestRecord, fault: Reset | Hang | EndWithoutFinish,
+                         stream: CompletionStream) -> bool:
+        """End a stream the faulty way: reset the connection, hang until the client gives
+        up (or the simulator stops), or end the body without a finish event."""
         if isinstance(fault, Reset):
             writer.transport.abort()
-            raise _Disconnected
+            raise Disconnected
         if isinstance(fault, Hang):
-            while True:  # until the client gives up (or the simulator stops)
+            while True:
                 await asyncio.sleep(0.05)
                 self._check_client(reader, record)
-        if isinstance(fault, EndWithoutFinish):
-            await _chunk(writer, b"")
-            return False
-        record.finish_reason = finish
-        await event(delta(None, finish))
-        await event({"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                     "model": self.model, "choices": [],
-                     "usage": {"prompt_tokens": 1000, "completion_tokens": produced,
-                               "total_tokens": 1000 + produced}})
-        await event("[DONE]")
-        await _chunk(writer, b"")
-        return True
-
-    async def _send_tokens(self, writer: asyncio.StreamWriter, pending: list[str],
-                           delta: Callable[[str], dict[str, Any]], *, flush: bool) -> None:
-        """Send ``stream_interval`` tokens per event, as vLLM does (the rest waits for
-        more, unless the stream ends); the events of one tick go in one write."""
-        step = self.stream_interval
-        ready = len(pending) if flush else len(pending) - len(pending) % step
-        if ready:
-            await _chunk(writer, b"".join(
-                f"data: {json.dumps(delta(''.join(pending[i:i + step])), separators=_COMPACT)}"
-                "\n\n".encode()
-                for i in range(0, ready, step)))
-            del pending[:ready]
+        await stream.end()
+        return False
 
     @staticmethod
     def _check_client(reader: asyncio.StreamReader, record: RequestRecord) -> None:
@@ -573,7 +546,7 @@ class Simulator:
         closes with unread data in its socket sends RST, which ends no stream with EOF)."""
         if reader.at_eof() or reader.exception() is not None:
             record.disconnected = True
-            raise _Disconnected
+            raise Disconnected
 
 
 def _strip_images(body: dict[str, Any]) -> dict[str, Any]:
@@ -591,29 +564,3 @@ def _strip_images(body: dict[str, Any]) -> dict[str, Any]:
 
 def _short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
-
-
-#: vLLM writes its events as compact JSON (pydantic's model_dump_json)
-_COMPACT = (",", ":")
-
-
-async def _chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
-    writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-    try:
-        await writer.drain()
-    except ConnectionError as exc:
-        raise _Disconnected from exc
-
-
-async def _send(writer: asyncio.StreamWriter, status: int, body: bytes, content_type: str,
-                extra: dict[str, str] | None = None) -> None:
-    head = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
-            f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
-    head += [f"{k}: {v}" for k, v in (extra or {}).items()]
-    writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-    await writer.drain()
-
-
-async def _send_json(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any],
-                     extra: dict[str, str] | None = None) -> None:
-    await _send(writer, status, json.dumps(payload).encode(), "application/json", extra)
