@@ -123,7 +123,6 @@ class Decision:
 
 def decide(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> Decision:
     """The limit for the next window (``state`` learns from ``obs``)."""
-    rate = obs.rate
     binding = obs.in_flight >= 0.75 * obs.limit
     state.cut_pending = max(0, state.cut_pending - obs.completed)
     if obs.in_flight > obs.limit + 0.5:   # still draining a higher limit: nothing to learn
@@ -138,24 +137,32 @@ def decide(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> 
     if crowded is not None:   # a full cache shared with other clients
         return _cut(state, obs, policy, min(_under_kv_high(obs, policy), _halfway(obs)),
                     f"yield: {crowded}, shared with other clients")
-    if binding:
-        old = state.rates.get(obs.limit)
-        state.rates[obs.limit] = rate if old is None else (
-            old + policy.smoothing * (rate - old))
     if not binding:
         return _set(state, obs.limit, policy, "hold: fewer pages to send than the limit")
-    if not state.settled:
-        below = [r for limit, r in state.rates.items() if limit < obs.limit]
-        full = kv_full(obs, policy)
-        if full is None and (not below or rate > max(below) * (1 + policy.plateau)):
-            return _set(state, math.ceil(obs.limit * _growth(obs, policy)), policy,
-                        f"grow: {obs.describe_rate()} and rising")
-        state.settled = True
-        return _set(state, elbow(state, policy), policy,
-                    f"settle: {obs.describe_rate()}, {full or 'no longer rising'}")
+    old = state.rates.get(obs.limit)
+    state.rates[obs.limit] = obs.rate if old is None else (
+        old + policy.smoothing * (obs.rate - old))
+    return _steady(state, obs, policy) if state.settled else _search(state, obs, policy)
+
+
+def _search(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> Decision:
+    """Before the elbow is found: grow while the rate rises and the KV cache has room."""
+    below = [r for limit, r in state.rates.items() if limit < obs.limit]
+    full = kv_full(obs, policy)
+    if full is None and (not below or obs.rate > max(below) * (1 + policy.plateau)):
+        return _set(state, math.ceil(obs.limit * _growth(obs, policy)), policy,
+                    f"grow: {obs.describe_rate()} and rising")
+    state.settled = True
+    return _set(state, elbow(state, policy), policy,
+                f"settle: {obs.describe_rate()}, {full or 'no longer rising'}")
+
+
+def _steady(state: ControllerState, obs: Observation, policy: AdaptivePolicy) -> Decision:
+    """After the elbow: hold there, probe a little higher now and then, and, sharing the
+    server, let the smaller client grow while the larger makes room."""
     state.since_probe += obs.seconds
     best = elbow(state, policy)
-    if _others_present(obs):   # sharing: the smaller part grows, the larger makes room
+    if _others_present(obs):
         if share(obs) < 0.5:
             best = max(best, obs.limit)   # keeps its probes until the server objects
         elif _nearly_full(obs, policy):

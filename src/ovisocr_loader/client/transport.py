@@ -169,16 +169,7 @@ class Transport:
         finally:
             for timer in timers:
                 timer.cancel()
-        return StreamResult(
-            text="".join(state.parts),
-            finish_reason="aborted" if state.verdict is not None else state.finish_reason,
-            completion_tokens=_int_or_none(state.usage.get("completion_tokens")),
-            prompt_tokens=_int_or_none(state.usage.get("prompt_tokens")),
-            first_token_s=None if state.first_token_at is None
-            else state.first_token_at - state.start,
-            latency_s=loop.time() - state.start,
-            degenerate=state.verdict,
-        )
+        return state.result(loop.time())
 
     async def _read(self, request: ChatRequest, on_text: Callable[[str], Degenerate | None],
                     state: _StreamState, on_first_token: Callable[[], None] | None) -> None:
@@ -288,6 +279,18 @@ class _StreamState:
     first_token_at: float | None = None
     verdict: Degenerate | None = None
     expired: str | None = None
+
+    def result(self, now: float) -> StreamResult:
+        return StreamResult(
+            text="".join(self.parts),
+            finish_reason="aborted" if self.verdict is not None else self.finish_reason,
+            completion_tokens=_int_or_none(self.usage.get("completion_tokens")),
+            prompt_tokens=_int_or_none(self.usage.get("prompt_tokens")),
+            first_token_s=None if self.first_token_at is None
+            else self.first_token_at - self.start,
+            latency_s=now - self.start,
+            degenerate=self.verdict,
+        )
 
 
 @contextlib.contextmanager

@@ -88,56 +88,68 @@ def load_input(source: Source, *, name: str | None = None, content_hash: bool = 
     ``content_hash=False`` leaves ``sha256`` empty for a file on disk instead of
     reading it whole: enough to count its pages (planning work), not to parse it.
     """
-    path: Path | None = None
-    data: bytes | None = None
     if isinstance(source, (str, os.PathLike)):
-        path = Path(user_path(source))
         label = name or str(source)
-        if not path.exists():
-            raise SourceError("file not found", file=label)
-        if path.is_dir():
-            raise SourceError("is a directory, not a file", file=label)
-        try:
-            with path.open("rb") as fh:
-                head = fh.read(1024)
-        except OSError as exc:
-            raise SourceError(f"cannot read file: {exc.strerror or exc}", file=label) from exc
-        if path.stat().st_size == 0:
-            raise EmptyDocumentError("file is empty (0 bytes)", file=label)
-        digest = _hash_file(path) if content_hash else ""
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        data = bytes(source)
-        label = name or "<bytes>"
-        head = data[:1024]
-        digest = hashlib.sha256(data).hexdigest()
+        path = Path(user_path(source))
+        head = _read_head(path, label)
+        return _identified(label, head, _hash_file(path) if content_hash else "", path=path)
+    label, data = _read_memory(source, name)
+    return _identified(label, data[:1024], hashlib.sha256(data).hexdigest(), data=data)
+
+
+def _identified(label: str, head: bytes, digest: str, *, path: Path | None = None,
+                data: bytes | None = None) -> SourceInput:
+    fmt = _format(head, label)
+    if fmt == "pdf":
+        return SourceInput(label, "pdf", None, digest, path, data)
+    return SourceInput(label, "image", fmt, digest, path, data)
+
+
+def _read_head(path: Path, label: str) -> bytes:
+    """The first KiB of a file on disk, after checking it is a readable, non-empty file."""
+    if not path.exists():
+        raise SourceError("file not found", file=label)
+    if path.is_dir():
+        raise SourceError("is a directory, not a file", file=label)
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(1024)
+    except OSError as exc:
+        raise SourceError(f"cannot read file: {exc.strerror or exc}", file=label) from exc
+    if path.stat().st_size == 0:
+        raise EmptyDocumentError("file is empty (0 bytes)", file=label)
+    return head
+
+
+def _read_memory(source: object, name: str | None) -> tuple[str, bytes]:
+    """The label and bytes of an in-memory input (bytes-like or a binary file)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        label, data = name or "<bytes>", bytes(source)
     elif hasattr(source, "read"):
-        data = source.read()
+        label, data = name or _stream_name(source), source.read()
         if not isinstance(data, bytes):
-            raise UnsupportedFormatError(
-                "file object must be opened in binary mode", file=name or _stream_name(source)
-            )
-        label = name or _stream_name(source)
-        head = data[:1024]
-        digest = hashlib.sha256(data).hexdigest()
+            raise UnsupportedFormatError("file object must be opened in binary mode", file=label)
     else:
         raise UnsupportedFormatError(
             f"cannot read a {type(source).__name__}; pass a path, bytes or a binary file",
             file=name or repr(source)[:80],
         )
-    if data is not None and not data:
+    if not data:
         raise EmptyDocumentError("input is empty (0 bytes)", file=label)
+    return label, data
 
+
+def _format(head: bytes, label: str) -> Literal["pdf"] | ImageFormat:
+    """The sniffed format, or the error a user needs (a ``.pdf`` without a PDF header is
+    corrupt; anything else unrecognised is unsupported)."""
     fmt = sniff(head)
-    if fmt is None:
-        suffix = Path(label).suffix.lower()
-        if suffix == ".pdf":
-            raise CorruptFileError("not a PDF (no %PDF- header)", file=label)
-        raise UnsupportedFormatError(
-            "unsupported file type; expected PDF, PNG, JPEG, WebP, BMP, GIF or TIFF", file=label
-        )
-    if fmt == "pdf":
-        return SourceInput(label, "pdf", None, digest, path, data)
-    return SourceInput(label, "image", fmt, digest, path, data)
+    if fmt is not None:
+        return fmt
+    if Path(label).suffix.lower() == ".pdf":
+        raise CorruptFileError("not a PDF (no %PDF- header)", file=label)
+    raise UnsupportedFormatError(
+        "unsupported file type; expected PDF, PNG, JPEG, WebP, BMP, GIF or TIFF", file=label
+    )
 
 
 def _stream_name(stream: object) -> str:
