@@ -3,9 +3,12 @@ clear one-line messages, true exit codes, nothing lost, never a traceback."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import platform
 import re
+import select
 import shutil
 import signal
 import socket
@@ -144,7 +147,26 @@ def test_progress_lines_without_a_terminal_and_cached_pages_counted(pdfs: Path,
     assert "/20 pages" not in ovisocr(*args, "--no-progress").stderr
 
 
-def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path):
+#: tgkill's number: Ctrl-C as the kernel may deliver it, to a thread other than main
+_TGKILL = {"x86_64": 234, "aarch64": 131}.get(platform.machine())
+
+
+def interrupt(proc: subprocess.Popen[str], to: str) -> None:
+    """SIGINT to the process (the kernel picks a thread, most often the main one) or
+    to one of its worker threads, which the main thread must still notice."""
+    if to == "process":
+        proc.send_signal(signal.SIGINT)
+        return
+    if _TGKILL is None:
+        pytest.skip(f"no tgkill number known for {platform.machine()}")
+    workers = sorted(int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid)
+    assert workers, "the command runs no worker thread"
+    assert ctypes.CDLL(None, use_errno=True).syscall(_TGKILL, proc.pid, workers[-1],
+                                                     signal.SIGINT) == 0
+
+
+@pytest.mark.parametrize("to", ["process", "a worker thread"])
+def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path, to: str):
     (tmp_path / "in").mkdir()
     for n in range(3):
         pdf, ids = marked_pdf(3 if n < 2 else 40)
@@ -161,13 +183,28 @@ def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path):
                                 env=env)
         assert Simulator.wait_until(lambda: sum(r.finish_reason == "stop"
                                                 for r in sim.completions()) >= 12, 60)
-        proc.send_signal(signal.SIGINT)
+        interrupt(proc, to)
         err = exit_or_dump(proc, timeout=120)
     assert proc.returncode == 130 and "Traceback" not in err
     assert "interrupted:" in err and "--cache DIR" in err
     assert (tmp_path / "out" / "doc0.md").is_file() and (tmp_path / "out" / "doc1.md").is_file()
     partial = (tmp_path / "out" / "doc2.md").read_text()
     assert "incomplete: interrupted after" in partial.splitlines()[0]
+
+
+@pytest.mark.parametrize("to", ["process", "a worker thread"])
+def test_ctrl_c_stops_the_simulator(to: str):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")}
+    env["PYTHONFAULTHANDLER"] = "1"
+    proc = subprocess.Popen([OVISOCR, "simulate", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    assert select.select([proc.stdout], [], [], 60)[0], "no address printed within 60 s"
+    served = json.loads(proc.stdout.readline())   # listening: its loop thread runs
+    assert served["base_url"].startswith("http://127.0.0.1:")
+    interrupt(proc, to)
+    exit_or_dump(proc, timeout=60)
+    assert proc.returncode == 130
 
 
 def exit_or_dump(proc: subprocess.Popen[str], timeout: float) -> str:

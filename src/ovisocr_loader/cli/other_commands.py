@@ -6,6 +6,7 @@ import argparse
 import json
 import time
 
+from .._sync import SIGNAL_CHECK_S
 from ..errors import OvisLoaderError
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 from .option_flags import options_from_args
@@ -46,7 +47,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     print(json.dumps({"base_url": sim.base_url, "model": sim.model}), flush=True)
     try:
-        while True:
-            time.sleep(3600)
+        while True:   # short sleeps: Ctrl-C may reach the simulator's thread, not this one
+            time.sleep(SIGNAL_CHECK_S)
     finally:
         sim.stop()
