@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
 import logging
 import socket
+import sys
 import threading
 import time
 
@@ -15,6 +18,10 @@ from ovisocr_loader import (
     RetryPolicy,
     ServerUnreachableError,
 )
+from ovisocr_loader.client.request import DecodeParams, build_request
+from ovisocr_loader.client.transport import Transport
+from ovisocr_loader.config import Timeouts
+from ovisocr_loader.sources.png import png_data_url
 from ovisocr_loader.testing import (
     EndWithoutFinish,
     Hang,
@@ -25,6 +32,8 @@ from ovisocr_loader.testing import (
     Reset,
     Simulator,
     marked_pdf,
+    next_page_id,
+    page_image,
 )
 
 FAST_RETRY = RetryPolicy(base_delay=0.01, max_delay=0.05)
@@ -231,3 +240,34 @@ def _chat_body(sim: Simulator, page_id: int) -> dict[str, object]:
     return {"model": sim.model, "stream": True, "max_tokens": 4096, "messages": [
         {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
                                      {"type": "text", "text": "x"}]}]}
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Task.cancelling() is Python 3.11+")
+def test_a_caller_cancelling_as_the_first_token_timer_fires_stays_cancelled(
+        ovis_simulator: Simulator):
+    """The caller's cancellation and the first-token timer land in the same loop turn:
+    the caller must see CancelledError, not FirstTokenTimeout (which it would retry)."""
+    pid = next_page_id()
+    ovis_simulator.register(pid, PageScript(TEXT, faults={1: Hang(after_tokens=0)}))
+    png = io.BytesIO()
+    page_image(pid, size=(400, 520)).save(png, "PNG")
+    request = build_request(ovis_simulator.model, png_data_url(png.getvalue()),
+                            DecodeParams(max_tokens=64))
+    first_token_s = 0.2
+
+    async def run() -> None:
+        transport = Transport(ovis_simulator.base_url, None, Timeouts(first_token=first_token_s))
+        try:
+            stream = asyncio.create_task(transport.stream(request, lambda text: None))
+            await asyncio.sleep(0)   # the stream starts its reader and its timers
+            # stall the loop past the timer's deadline: in the next turn this task runs
+            # first and cancels the stream, then the due timer fires
+            time.sleep(first_token_s + 0.05)  # noqa: ASYNC251
+            await asyncio.sleep(0)
+            stream.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await stream
+        finally:
+            await transport.aclose()
+
+    asyncio.run(run())

@@ -158,6 +158,8 @@ class Transport:
         try:
             await reader
         except asyncio.CancelledError:
+            if _cancelled_by_caller():
+                raise
             if state.expired == "first":
                 raise FirstTokenTimeout(
                     f"no token within first_token_timeout={self.timeouts.first_token:g}s",
@@ -266,6 +268,14 @@ class _Events:
         state.parts.append(text)
         state.verdict = self.on_text(text)
         return state.verdict is not None
+
+
+def _cancelled_by_caller() -> bool:
+    """Whether the task running the stream is itself being cancelled: then a timer that
+    fired at the same moment must not turn the caller's cancellation into a timeout
+    (the caller would go on, retrying). Python 3.10 cannot tell; there the timer wins."""
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is not None and bool(cancelling())
 
 
 @dataclass
