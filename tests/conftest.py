@@ -7,6 +7,8 @@ skips cleanly where it is absent, so a fresh clone passes on its own.
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -75,3 +77,16 @@ def zero_page_pdf() -> bytes:
 def rotated_pdf() -> bytes:
     """One Letter page with /Rotate 90."""
     return text_page_pdf(b"Sideways", page_extra=b"/Rotate 90 ")
+
+
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt here and in the commands this test starts, as in a
+    terminal, even when the test run itself was started with SIGINT ignored (a shell
+    runs a background job so; Python then installs no handler, and a child process
+    inherits the ignoring, which exec keeps, where a handler is reset to the default)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

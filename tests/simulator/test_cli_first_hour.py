@@ -165,6 +165,7 @@ def interrupt(proc: subprocess.Popen[str], to: str) -> None:
                                                      signal.SIGINT) == 0
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 @pytest.mark.parametrize("to", ["process", "a worker thread"])
 def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path, to: str):
     (tmp_path / "in").mkdir()
@@ -192,6 +193,7 @@ def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path, to: s
     assert "incomplete: interrupted after" in partial.splitlines()[0]
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 @pytest.mark.parametrize("to", ["process", "a worker thread"])
 def test_ctrl_c_stops_the_simulator(to: str):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")}

@@ -29,6 +29,7 @@ def _interrupt_from_another_thread(started: threading.Event) -> threading.Thread
     return thread
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_iterating_stops_on_a_sigint_delivered_to_another_thread():
     started = threading.Event()
     cancelled = threading.Event()
@@ -50,6 +51,7 @@ def test_iterating_stops_on_a_sigint_delivered_to_another_thread():
     assert cancelled.is_set()   # leaving the loop cancelled the generator
 
 
+@pytest.mark.usefixtures("ctrl_c_raises")
 def test_waiting_for_a_result_inside_a_running_loop_stops_on_such_a_sigint():
     started = threading.Event()
     cancelled = threading.Event()
