@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
@@ -89,8 +90,8 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Generator[T, None, 
     task = loop.create_task(pump())
     thread = threading.Thread(target=loop.run_until_complete, args=(task,),
                               name="ovisocr-iter", daemon=True)
-    thread.start()
     try:
+        thread.start()   # inside: Ctrl-C may come while it starts, the generator running
         while True:
             item = _next_item(items)
             if settle(item):
@@ -99,7 +100,7 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Generator[T, None, 
     finally:
         if not task.done():
             loop.call_soon_threadsafe(task.cancel)
-        thread.join()
+        _join(thread)
         loop.close()
 
 
@@ -110,3 +111,14 @@ def _next_item(items: queue.SimpleQueue[Any]) -> Any:
             return items.get(timeout=SIGNAL_CHECK_S)
         except queue.Empty:
             continue
+
+
+def _join(thread: threading.Thread) -> None:
+    """Join ``thread``, also one whose ``start()`` Ctrl-C interrupted: it is running, and
+    marks itself started a moment later (until then ``join`` refuses)."""
+    for _ in range(1000):
+        try:
+            thread.join()
+            return
+        except RuntimeError:   # "cannot join thread before it is started"
+            time.sleep(0.01)
