@@ -149,3 +149,19 @@ def test_cjk_prose_without_spaces_splits_between_characters():
     assert "".join(body.split()) == sentence * 2              # nothing lost or repeated
     assert any("2010" in c.text for c in chunks)              # a number is never cut
     assert not any(c.text.endswith(("20", "201")) for c in chunks)
+
+
+def test_a_table_after_prose_opens_a_chunk_read_by_a_256_token_embedding_model():
+    prose = "The quay was rebuilt in stone over two summers. " * 7   # about 80 tokens
+    rows = "".join(f"<tr><td>Berth {i}</td><td>{i}1.5</td><td>{i}2.5</td></tr>"
+                   for i in range(8))
+    table = f"<table><tr><td></td><td>2019</td><td>2018</td></tr>{rows}</table>"
+    doc = _doc(f"{prose}\n\n{table}")
+    # over a quarter of 256 tokens of prose: the table opens a chunk at any budget ...
+    for budget in (256, 512, 2048):
+        chunks = chunk_document(doc, max_tokens=budget)
+        assert [c.text for c in chunks][:1] == [prose.strip()] and len(chunks) == 2
+        assert "Berth 0" in chunks[1].text and "Berth 7" in chunks[1].text
+    # ... and joins the prose when the prose is shorter than that
+    short = chunk_document(_doc(f"{prose[:150]}\n\n{table}"), max_tokens=2048)
+    assert len(short) == 1 and "Berth 7" in short[0].text
