@@ -302,7 +302,7 @@ class Simulator:
         if self.api_key and path.startswith("/v1/") and \
                 headers.get("authorization") != f"Bearer {self.api_key}":
             await send_json(writer, 401, {"error": {"message": "invalid api key",
-                                                     "type": "AuthenticationError"}})
+                                                    "type": "AuthenticationError"}})
             return True
         if method == "GET" and path == "/health":
             await send(writer, 200, b"", "text/plain")
