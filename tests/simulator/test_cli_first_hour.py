@@ -24,10 +24,15 @@ from ovisocr_loader.testing import Hang, LatencyModel, PageScript, Simulator, ma
 OVISOCR = shutil.which("ovisocr") or "ovisocr"
 
 
-def ovisocr(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess[str]:
+def command_env(**extra: str) -> dict[str, str]:
+    """The environment a first-time user has: no OVISOCR_ settings of this machine's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")}
+    return {**env, **extra}
+
+
+def ovisocr(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess[str]:
     run = subprocess.run([OVISOCR, *args], capture_output=True, text=True, timeout=timeout,
-                         env=env, **kw)
+                         env=command_env(), **kw)
     assert "Traceback" not in run.stderr, run.stderr
     return run
 
@@ -172,8 +177,8 @@ def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path, to: s
     for n in range(3):
         pdf, ids = marked_pdf(3 if n < 2 else 40)
         (tmp_path / "in" / f"doc{n}.pdf").write_bytes(pdf)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")}
-    env["PYTHONFAULTHANDLER"] = "1"   # SIGABRT prints every thread, should it ever hang
+    # SIGABRT prints every thread, should it ever hang
+    env = command_env(PYTHONFAULTHANDLER="1")
     with Simulator(latency=LatencyModel(speed=2)) as sim:
         # doc2's last page never finishes on its own, so the run is still going when the
         # signal comes, however slowly this test's own process runs on a busy machine
@@ -196,8 +201,7 @@ def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path, to: s
 @pytest.mark.usefixtures("ctrl_c_raises")
 @pytest.mark.parametrize("to", ["process", "a worker thread"])
 def test_ctrl_c_stops_the_simulator(to: str):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")}
-    env["PYTHONFAULTHANDLER"] = "1"
+    env = command_env(PYTHONFAULTHANDLER="1")
     proc = subprocess.Popen([OVISOCR, "simulate", "--port", "0"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None

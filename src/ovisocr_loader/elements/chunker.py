@@ -14,8 +14,8 @@ that context. A table of a quarter of the budget or more opens a new chunk when
 the chunk already holds a quarter of the budget (of at most :data:`READ_WINDOW`),
 so its rows are in the opening of a chunk (where an embedding model that
 truncates still reads them) rather than behind the prose, and a table that fills
-half its chunk or more closes it,
-so what follows is not embedded with its rows (a caption under it still joins).
+half its chunk or more closes it, so what follows is not embedded with its rows (a
+caption under it still joins).
 Page furniture is left out of chunk text (it stays flagged on the elements).
 """
 

@@ -489,15 +489,15 @@ class Simulator:
             await stream.send_raw("{not json")
             await stream.end()
             return True
-        stop_after = None
-        if isinstance(fault, (Reset, Hang, EndWithoutFinish)):
-            stop_after = fault.after_tokens
-            record.fault = type(fault).__name__.lower()
-        limit = max_tokens if stop_after is None else min(max_tokens, stop_after)
+        breaking = fault if isinstance(fault, (Reset, Hang, EndWithoutFinish)) else None
+        limit = max_tokens
+        if breaking is not None:
+            limit = min(max_tokens, breaking.after_tokens)
+            record.fault = type(breaking).__name__.lower()
         produced, finish = await self._decode(reader, record, tokens, limit, stream)
         await stream.send_tokens([], flush=True)
-        if isinstance(fault, (Reset, Hang, EndWithoutFinish)):
-            return await self._break_off(reader, writer, record, fault, stream)
+        if breaking is not None:
+            return await self._break_off(reader, writer, record, breaking, stream)
         record.finish_reason = finish
         await stream.finish(record.finish_reason, produced)
         return True
