@@ -25,7 +25,6 @@ import json
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +45,7 @@ from .scripts import (
     Reset,
     synthetic_markdown,
 )
-from .wire import CompletionStream, Disconnected, send, send_json, usage
+from .wire import CompletionStream, Disconnected, completion, send, send_json
 
 log = logging.getLogger("ovisocr_loader.testing")
 
@@ -462,12 +461,7 @@ class Simulator:
         await asyncio.sleep(self.latency.prefill_seconds() +
                             len(parts) / self.latency.tokens_per_second(self.running))
         record.finish_reason = finish
-        await send_json(writer, 200, {
-            "id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion",
-            "created": int(time.time()), "model": self.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "".join(parts)},
-                         "finish_reason": finish}],
-            "usage": usage(len(parts))})
+        await send_json(writer, 200, completion(self.model, "".join(parts), finish, len(parts)))
         return True
 
     async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,

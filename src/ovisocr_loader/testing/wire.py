@@ -46,6 +46,20 @@ async def send_json(writer: asyncio.StreamWriter, status: int, payload: dict[str
     await send(writer, status, json.dumps(payload).encode(), "application/json", extra)
 
 
+def completion(model: str, content: str, finish: str, completion_tokens: int
+               ) -> dict[str, Any]:
+    """A whole (not streamed) chat completion, as vLLM answers ``stream: false``."""
+    return {"id": _completion_id(), "object": "chat.completion", "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "finish_reason": finish}],
+            "usage": usage(completion_tokens)}
+
+
+def _completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
 def usage(completion_tokens: int) -> dict[str, int]:
     return {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": completion_tokens,
             "total_tokens": PROMPT_TOKENS + completion_tokens}
@@ -63,7 +77,7 @@ class CompletionStream:
         self._writer = writer
         self._model = model
         self._interval = interval
-        self._id = f"chatcmpl-{uuid.uuid4().hex}"
+        self._id = _completion_id()
         self._created = int(time.time())
         self._pending: list[str] = []
 
