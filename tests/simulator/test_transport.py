@@ -209,6 +209,29 @@ def test_the_simulator_streams_stream_interval_tokens_per_event_like_vllm(interv
     assert len(contents) == -(-len(tokens) // interval)   # ceil: full events of N tokens
 
 
+@pytest.mark.parametrize(("max_tokens", "finish"), [(4096, "stop"), (5, "length")])
+def test_the_simulator_answers_a_request_without_stream_in_one_chat_completion(
+        max_tokens: int, finish: str):
+    """``stream: false`` (curl, or the openai client's default) gets vLLM's whole
+    ``chat.completion``, cut at ``max_tokens`` with ``finish_reason: length``."""
+    import httpx
+
+    from ovisocr_loader.testing import tokenize
+
+    text = "The quick brown fox jumps over the lazy dog."
+    with Simulator() as sim:
+        sim.register(4244, text)
+        body = {**_chat_body(sim, 4244), "stream": False, "max_tokens": max_tokens}
+        answer = httpx.post(f"{sim.base_url}/chat/completions", json=body, timeout=30).json()
+    choice = answer["choices"][0]
+    tokens = tokenize(text)[:max_tokens]
+    assert (answer["object"], answer["model"]) == ("chat.completion", sim.model)
+    assert answer["id"].startswith("chatcmpl-")
+    assert choice["message"] == {"role": "assistant", "content": "".join(tokens)}
+    assert choice["finish_reason"] == finish
+    assert answer["usage"]["completion_tokens"] == len(tokens)
+
+
 def test_the_simulator_sees_a_client_that_resets_the_connection():
     """A client that closes its socket with answer bytes still unread sends RST, not FIN
     (a busy client aborting a stream does that); the simulator must record it as gone."""
