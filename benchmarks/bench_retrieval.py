@@ -59,8 +59,11 @@ class Score:
     hits: dict[str, dict[int, int]] = field(default_factory=dict)
     reciprocal: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    #: per question, in order: its page, its answer source, a hit at 5
+    answers: list[tuple[str, str, bool]] = field(default_factory=list)
 
-    def add(self, source: str, first: int | None) -> None:
+    def add(self, source: str, first: int | None, page: str = "") -> None:
+        self.answers.append((page, source, first is not None and first <= 5))
         for key in (source, "all"):
             self.counts[key] = self.counts.get(key, 0) + 1
             hits = self.hits.setdefault(key, dict.fromkeys(KS, 0))
@@ -145,7 +148,7 @@ def score(index: Index, rankings: Any, questions: list[tuple[Page, Any]]) -> Sco
     result = Score()
     for ranking, (page, question) in zip(rankings, questions, strict=True):
         result.add(question.source, first_hit(ranking, index.chunks, page.file_name,
-                                              question.targets))
+                                              question.targets), page.file_name)
     return result
 
 
@@ -238,6 +241,45 @@ def margins(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def margin_spread(results: dict[str, Any], draws: int = 200, seed: int = 0) -> str:
+    """How the dense hit@5 margins of :func:`margins` move with the questions: scored on
+    the questions of random halves of the pages (the index keeps every page), so a
+    reader can tell a margin from the luck of one question set."""
+    lines = []
+    for budget in sorted({r["budget"] for r in results.values()}):
+        at = [r for r in results.values() if r["budget"] == budget]
+        ours = [r for r in at if r["chunker"] in OURS]
+        others = [r for r in at if r["chunker"] not in PACKAGE]
+        if not ours or not others:
+            continue
+        for label, source in (("dense hit@5", "all"), ("table", "table")):
+            worst = min(ours, key=lambda r: r["dense"].hit(5, source))["dense"]
+            best = max(others, key=lambda r: r["dense"].hit(5, source))["dense"]
+            spread = _resampled_margins(worst, best, source, draws, seed)
+            if spread:
+                low, middle, high = np.percentile(spread, [5, 50, 95])
+                lines.append(f"budget {budget} {label}: margin over random halves of the "
+                             f"pages {middle:+.3f} (5th-95th percentile {low:+.3f} to "
+                             f"{high:+.3f})")
+    return "\n".join(lines)
+
+
+def _resampled_margins(ours: Score, other: Score, source: str, draws: int, seed: int
+                       ) -> list[float]:
+    """``ours`` minus ``other`` hit@5 on ``source`` questions of ``draws`` random halves."""
+    pages = sorted({page for page, _, _ in ours.answers})
+    rng = np.random.default_rng(seed)
+    margins = []
+    for _ in range(draws):
+        half = set(rng.choice(pages, size=len(pages) // 2, replace=False).tolist())
+        picked = [i for i, (page, kind, _) in enumerate(ours.answers)
+                  if page in half and source in ("all", kind)]
+        if picked:
+            margins.append(sum(ours.answers[i][2] - other.answers[i][2] for i in picked)
+                           / len(picked))
+    return margins
+
+
 def chart(results: dict[str, Any], path: Path) -> None:
     """Grouped bars: dense and BM25 hit@5 per chunker, one group per budget."""
     import matplotlib
@@ -291,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     print(report(results, sum(len(p.questions) for p in pages)))
     print()
     print(margins(results))
+    print()
+    print(margin_spread(results))
     if args.chart is not None:
         chart(results, args.chart)
     return 0

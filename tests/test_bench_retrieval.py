@@ -93,6 +93,22 @@ def test_the_benchmark_runs_on_a_small_set(tmp_path: Path):
     hit5 = float(rows["OvisLoader chunks"].split(" | ")[4])
     assert hit5 == 1.0                      # four pages, every answer findable in the top 5
     assert "margin" in out and chart.stat().st_size > 10_000
+    assert "budget 96 table: margin over random halves of the pages" in out
+
+
+def test_the_margin_spread_scores_only_the_questions_of_each_half():
+    """Per-question hits resampled by page: a chunker that wins only on page b's table
+    question is ahead by 1 on the halves holding b and level on the others."""
+    from bench_retrieval import Score, _resampled_margins
+
+    ours, other = Score(), Score()
+    for page, source, mine, theirs in [("a", "table", 5, 5), ("a", "text", 1, None),
+                                       ("b", "table", 2, None), ("c", "table", None, None)]:
+        ours.add(source, mine, page)
+        other.add(source, theirs, page)
+    table = _resampled_margins(ours, other, "table", draws=60, seed=1)
+    assert set(table) == {0.0, 1.0} and len(table) == 60
+    assert set(_resampled_margins(ours, other, "all", draws=60, seed=1)) <= {0.0, 0.5, 1.0}
 
 
 def test_the_benchmark_runs_on_a_slice_of_tatqa(tmp_path: Path):
