@@ -26,15 +26,23 @@ def sim():
         yield simulator
 
 
+#: a looping answer stalls after this many tokens: the guard must have closed it by then
+STALL_AFTER = 1000
+
+
+def _parser_for_stalls(sim: Simulator) -> OvisParser:
+    """A parser for which a stream the guard missed fails in a minute (not 900 s x 4)."""
+    return OvisParser(base_url=sim.base_url, page_timeout=60, retry=RetryPolicy(max_attempts=1))
+
+
 @pytest.mark.parametrize("kind", ["digits", "o", "emoji", "think"])
 def test_looping_page_is_aborted_early_and_healed_by_the_penalized_retry(sim, kind):
-    """The loop stalls after 1,000 tokens (far below the 4,096 cap): only a guard that
+    """The loop stalls after STALL_AFTER tokens (far below the 4,096 cap): only a guard that
     aborts on the degenerate tail before then gets a loop retry; without it the stalled
     stream would end in a timeout. An event, not a race between client and server."""
     pdf, (pid,) = marked_pdf(1)
-    sim.register(pid, CLEAN, loop=kind, faults={1: Hang(after_tokens=1000)})
-    parser = OvisParser(base_url=sim.base_url, page_timeout=60, retry=RetryPolicy(max_attempts=1))
-    page = parser.parse(pdf).pages[0]   # (a missed loop fails in a minute, not 900 s x 4)
+    sim.register(pid, CLEAN, loop=kind, faults={1: Hang(after_tokens=STALL_AFTER)})
+    page = _parser_for_stalls(sim).parse(pdf).pages[0]
     first, retry = sim.for_page(pid)
     assert "frequency_penalty" not in first.body          # the first pass is never penalized
     assert sim.wait_until(lambda: first.disconnected)
@@ -61,22 +69,26 @@ def test_genuinely_long_page_is_retried_with_the_larger_cap_and_no_penalty(sim):
 
 def test_retry_that_degenerates_too_keeps_the_longest_clean_prefix(sim):
     pdf, (pid,) = marked_pdf(1)
-    sim.register(pid, PageScript(CLEAN, loop="o", loop_after=200, loop_on_retry=True))
-    page = OvisParser(base_url=sim.base_url).parse(pdf).pages[0]
+    sim.register(pid, PageScript(CLEAN, loop="o", loop_after=200, loop_on_retry=True,
+                                 faults={1: Hang(after_tokens=STALL_AFTER)}))
+    page = _parser_for_stalls(sim).parse(pdf).pages[0]
     assert page.loop_trimmed and page.error is None
     assert page.markdown == CLEAN[:200].rstrip()
     assert " O O" not in page.markdown
     first, retry = sim.for_page(pid)
-    assert first.tokens_generated < 1024
+    assert page.attempts[0].aborted and page.attempts[0].degenerate is not None
+    assert sim.wait_until(lambda: first.disconnected)
     assert retry.tokens_generated == 4096 and retry.finish_reason == "length"
 
 
 def test_think_garbage_on_the_retry_is_cut_at_once(sim):
     pdf, (pid,) = marked_pdf(1)
-    sim.register(pid, PageScript(CLEAN, loop="think", loop_on_retry=True))
-    page = OvisParser(base_url=sim.base_url).parse(pdf).pages[0]
+    stall = Hang(after_tokens=STALL_AFTER)
+    sim.register(pid, PageScript(CLEAN, loop="think", loop_on_retry=True,
+                                 faults={1: stall, 2: stall}))
+    page = _parser_for_stalls(sim).parse(pdf).pages[0]
     assert page.loop_trimmed and "<think>" not in page.markdown and "## 1" not in page.markdown
-    assert all(r.tokens_generated < 1024 for r in sim.for_page(pid))
+    assert [(a.aborted, a.degenerate is not None) for a in page.attempts] == [(True, True)] * 2
 
 
 def test_legitimately_repeated_lines_survive_intact(sim):
