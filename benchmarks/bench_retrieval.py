@@ -13,6 +13,8 @@ Method (docs/benchmarks.md, "Retrieval"):
 4. A question is a hit at k when the top k chunks, counting only chunks of its own
    page, hold every target (``retrieval_set.targets``). MRR is 1/the first such k (0
    past 20).
+5. Margins: the worse of the package's chunkers against the best other, and how they
+   move when only the questions of random halves of the pages are scored.
 
     python benchmarks/bench_retrieval.py [--budgets 256 512] [--limit N] [--data FILE]
         [--chunkers NAME ...] [--chart docs/retrieval_hit5.png] [--workdir DIR]
