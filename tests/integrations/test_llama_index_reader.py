@@ -83,6 +83,22 @@ def test_iter_data_and_aload_data_give_the_same_documents(ovis_simulator: Simula
     assert len(gathered) == 4 + 2 + 1
 
 
+def test_the_async_reader_methods_give_what_load_data_gives(ovis_simulator: Simulator,
+                                                            scans: Scans):
+    """``aload_data`` and ``alazy_load_data`` (overridden: BaseReader's would run
+    ``load_data`` in a thread) give the Documents ``load_data`` gives, in order."""
+    reader = OvisReader(base_url=ovis_simulator.base_url)
+    loaded = [(d.id_, d.text) for d in reader.load_data(scans.report)]
+
+    async def both() -> tuple[list[object], list[object]]:
+        return (list(await reader.aload_data(scans.report)),
+                list(await reader.alazy_load_data(scans.report)))
+
+    for docs in asyncio.run(both()):
+        assert [(d.id_, d.text) for d in docs] == loaded
+    assert len(loaded) == 4
+
+
 def test_aload_data_shares_one_limit_across_one_page_files(tmp_path: Path):
     # 24 one-page faxes gathered at once must keep about `concurrency` requests in flight;
     # pages last over a second each, so that refilling a slot (open, render: milliseconds,
