@@ -224,14 +224,10 @@ def report(results: dict[str, Any], questions: int) -> str:
 
 
 def margins(results: dict[str, Any]) -> str:
-    """How far the best of ours is ahead of the best other chunker, per budget."""
+    """How far the worse of the package's two chunkers is ahead of the best other
+    chunker, per budget."""
     lines = []
-    for budget in sorted({r["budget"] for r in results.values()}):
-        at = [r for r in results.values() if r["budget"] == budget]
-        ours = [r for r in at if r["chunker"] in OURS]
-        others = [r for r in at if r["chunker"] not in PACKAGE]
-        if not ours or not others:
-            continue
+    for budget, ours, others in _contenders(results):
         for label, measure in (("dense hit@5", lambda r: r["dense"].hit(5)),
                                ("table", lambda r: r["dense"].hit(5, "table")),
                                ("text", lambda r: r["dense"].hit(5, "text")),
@@ -243,17 +239,23 @@ def margins(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _contenders(results: dict[str, Any]) -> Iterator[tuple[int, list[Any], list[Any]]]:
+    """Per budget: the package's results (its approximate-token row aside) and the
+    other chunkers' results, when there are both."""
+    for budget in sorted({r["budget"] for r in results.values()}):
+        at = [r for r in results.values() if r["budget"] == budget]
+        ours = [r for r in at if r["chunker"] in OURS]
+        others = [r for r in at if r["chunker"] not in PACKAGE]
+        if ours and others:
+            yield budget, ours, others
+
+
 def margin_spread(results: dict[str, Any], draws: int = 200, seed: int = 0) -> str:
     """How the dense hit@5 margins of :func:`margins` move with the questions: scored on
     the questions of random halves of the pages (the index keeps every page), so a
     reader can tell a margin from the luck of one question set."""
     lines = []
-    for budget in sorted({r["budget"] for r in results.values()}):
-        at = [r for r in results.values() if r["budget"] == budget]
-        ours = [r for r in at if r["chunker"] in OURS]
-        others = [r for r in at if r["chunker"] not in PACKAGE]
-        if not ours or not others:
-            continue
+    for budget, ours, others in _contenders(results):
         for label, source in (("dense hit@5", "all"), ("table", "table")):
             worst = min(ours, key=lambda r: r["dense"].hit(5, source))["dense"]
             best = max(others, key=lambda r: r["dense"].hit(5, source))["dense"]
@@ -271,15 +273,15 @@ def _resampled_margins(ours: Score, other: Score, source: str, draws: int, seed:
     """``ours`` minus ``other`` hit@5 on ``source`` questions of ``draws`` random halves."""
     pages = sorted({page for page, _, _ in ours.answers})
     rng = np.random.default_rng(seed)
-    margins = []
+    differences = []
     for _ in range(draws):
         half = set(rng.choice(pages, size=len(pages) // 2, replace=False).tolist())
         picked = [i for i, (page, kind, _) in enumerate(ours.answers)
                   if page in half and source in ("all", kind)]
         if picked:
-            margins.append(sum(ours.answers[i][2] - other.answers[i][2] for i in picked)
-                           / len(picked))
-    return margins
+            differences.append(sum(ours.answers[i][2] - other.answers[i][2] for i in picked)
+                               / len(picked))
+    return differences
 
 
 def chart(results: dict[str, Any], path: Path) -> None:
