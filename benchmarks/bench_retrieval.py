@@ -64,7 +64,7 @@ class Score:
     #: per question, in order: its page, its answer source, a hit at 5
     answers: list[tuple[str, str, bool]] = field(default_factory=list)
 
-    def add(self, source: str, first: int | None, page: str = "") -> None:
+    def add(self, source: str, first: int | None, page: str) -> None:
         self.answers.append((page, source, first is not None and first <= 5))
         for key in (source, "all"):
             self.counts[key] = self.counts.get(key, 0) + 1
