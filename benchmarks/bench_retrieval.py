@@ -251,14 +251,17 @@ def _contenders(results: dict[str, Any]) -> Iterator[tuple[int, list[Any], list[
 
 
 def margin_spread(results: dict[str, Any], draws: int = 200, seed: int = 0) -> str:
-    """How the dense hit@5 margins of :func:`margins` move with the questions: scored on
-    the questions of random halves of the pages (the index keeps every page), so a
-    reader can tell a margin from the luck of one question set."""
+    """How the margins of :func:`margins` move with the questions: scored on the
+    questions of random halves of the pages (the index keeps every page), so a reader
+    can tell a margin from the luck of one question set."""
     lines = []
     for budget, ours, others in _contenders(results):
-        for label, source in (("dense hit@5", "all"), ("table", "table")):
-            worst = min(ours, key=lambda r: r["dense"].hit(5, source))["dense"]
-            best = max(others, key=lambda r: r["dense"].hit(5, source))["dense"]
+        for label, ranker, source in (("dense hit@5", "dense", "all"),
+                                      ("table", "dense", "table"),
+                                      ("text", "dense", "text"),
+                                      ("BM25 hit@5", "bm25", "all")):
+            worst = min(ours, key=lambda r: r[ranker].hit(5, source))[ranker]
+            best = max(others, key=lambda r: r[ranker].hit(5, source))[ranker]
             spread = _resampled_margins(worst, best, source, draws, seed)
             if spread:
                 low, middle, high = np.percentile(spread, [5, 50, 95])

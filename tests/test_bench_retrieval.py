@@ -93,7 +93,8 @@ def test_the_benchmark_runs_on_a_small_set(tmp_path: Path):
     hit5 = float(rows["OvisLoader chunks"].split(" | ")[4])
     assert hit5 == 1.0                      # four pages, every answer findable in the top 5
     assert "margin" in out and chart.stat().st_size > 10_000
-    assert "budget 96 table: margin over random halves of the pages" in out
+    for measure in ("dense hit@5", "table", "text", "BM25 hit@5"):
+        assert f"budget 96 {measure}: margin over random halves of the pages" in out
 
 
 def test_the_margin_spread_scores_only_the_questions_of_each_half():
