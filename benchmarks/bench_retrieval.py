@@ -52,6 +52,9 @@ from retrieval_set import DEFAULT_DATA, Page, covers, load_pages
 KS = (1, 3, 5)
 DEPTH = 20
 SOURCES = ("table", "text", "table-text")
+#: the issue's targets: (label, ranking, answer source) of each hit@5 margin
+MARGINS = (("dense hit@5", "dense", "all"), ("table", "dense", "table"),
+           ("text", "dense", "text"), ("BM25 hit@5", "bm25", "all"))
 
 
 @dataclass
@@ -228,12 +231,9 @@ def margins(results: dict[str, Any]) -> str:
     chunker, per budget."""
     lines = []
     for budget, ours, others in _contenders(results):
-        for label, measure in (("dense hit@5", lambda r: r["dense"].hit(5)),
-                               ("table", lambda r: r["dense"].hit(5, "table")),
-                               ("text", lambda r: r["dense"].hit(5, "text")),
-                               ("BM25 hit@5", lambda r: r["bm25"].hit(5))):
-            worst_ours = min(measure(r) for r in ours)
-            best_other = max(measure(r) for r in others)
+        for label, ranker, source in MARGINS:
+            worst_ours = min(r[ranker].hit(5, source) for r in ours)
+            best_other = max(r[ranker].hit(5, source) for r in others)
             lines.append(f"budget {budget} {label}: ours (worse of two) {worst_ours:.3f}, "
                          f"best other {best_other:.3f}, margin {worst_ours - best_other:+.3f}")
     return "\n".join(lines)
@@ -256,10 +256,7 @@ def margin_spread(results: dict[str, Any], draws: int = 200, seed: int = 0) -> s
     can tell a margin from the luck of one question set."""
     lines = []
     for budget, ours, others in _contenders(results):
-        for label, ranker, source in (("dense hit@5", "dense", "all"),
-                                      ("table", "dense", "table"),
-                                      ("text", "dense", "text"),
-                                      ("BM25 hit@5", "bm25", "all")):
+        for label, ranker, source in MARGINS:
             worst = min(ours, key=lambda r: r[ranker].hit(5, source))[ranker]
             best = max(others, key=lambda r: r[ranker].hit(5, source))[ranker]
             spread = _resampled_margins(worst, best, source, draws, seed)
