@@ -64,23 +64,37 @@ class Score:
     hits: dict[str, dict[int, int]] = field(default_factory=dict)
     reciprocal: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
-    #: per question, in order: its page, its answer source, a hit at 5
-    answers: list[tuple[str, str, bool]] = field(default_factory=list)
+    #: per question, in order: its page, its answer source, the first k that hits
+    answers: list[tuple[str, str, int | None]] = field(default_factory=list)
 
     def add(self, source: str, first: int | None, page: str) -> None:
-        self.answers.append((page, source, first is not None and first <= 5))
+        self.answers.append((page, source, first))
         for key in (source, "all"):
             self.counts[key] = self.counts.get(key, 0) + 1
             hits = self.hits.setdefault(key, dict.fromkeys(KS, 0))
             for k in KS:
-                hits[k] += first is not None and first <= k
+                hits[k] += within(first, k)
             self.reciprocal[key] = self.reciprocal.get(key, 0.0) + (1 / first if first else 0)
+
+    def page_hits(self, source: str, k: int) -> dict[str, tuple[int, int]]:
+        """Per page: hits at ``k`` and questions, of ``source`` ("all": every source)."""
+        totals: dict[str, tuple[int, int]] = {}
+        for page, kind, first in self.answers:
+            if source in ("all", kind):
+                hits, questions = totals.get(page, (0, 0))
+                totals[page] = (hits + within(first, k), questions + 1)
+        return totals
 
     def hit(self, k: int, source: str = "all") -> float:
         return self.hits.get(source, {}).get(k, 0) / max(1, self.counts.get(source, 0))
 
     def mrr(self, source: str = "all") -> float:
         return self.reciprocal.get(source, 0.0) / max(1, self.counts.get(source, 0))
+
+
+def within(first: int | None, k: int) -> bool:
+    """Is a question whose first hit is at ``first`` (None: none) a hit at ``k``?"""
+    return first is not None and first <= k
 
 
 def read_inputs(pages: list[Page], folder: Path) -> Inputs:
@@ -232,8 +246,8 @@ def margins(results: dict[str, Any]) -> str:
     lines = []
     for budget, ours, others in _contenders(results):
         for label, ranker, source in MARGINS:
-            worst_ours = min(r[ranker].hit(5, source) for r in ours)
-            best_other = max(r[ranker].hit(5, source) for r in others)
+            worst, best = _paired(ours, others, ranker, source)
+            worst_ours, best_other = worst.hit(5, source), best.hit(5, source)
             lines.append(f"budget {budget} {label}: ours (worse of two) {worst_ours:.3f}, "
                          f"best other {best_other:.3f}, margin {worst_ours - best_other:+.3f}")
     return "\n".join(lines)
@@ -250,6 +264,14 @@ def _contenders(results: dict[str, Any]) -> Iterator[tuple[int, list[Any], list[
             yield budget, ours, others
 
 
+def _paired(ours: list[Any], others: list[Any], ranker: str, source: str
+            ) -> tuple[Score, Score]:
+    """The worse of ours and the best of the others on one measure (hit@5)."""
+    def measure(result: Any) -> float:
+        return float(result[ranker].hit(5, source))
+    return min(ours, key=measure)[ranker], max(others, key=measure)[ranker]
+
+
 def margin_spread(results: dict[str, Any], draws: int = 200, seed: int = 0) -> str:
     """How the margins of :func:`margins` move with the questions: scored on the
     questions of random halves of the pages (the index keeps every page), so a reader
@@ -257,8 +279,7 @@ def margin_spread(results: dict[str, Any], draws: int = 200, seed: int = 0) -> s
     lines = []
     for budget, ours, others in _contenders(results):
         for label, ranker, source in MARGINS:
-            worst = min(ours, key=lambda r: r[ranker].hit(5, source))[ranker]
-            best = max(others, key=lambda r: r[ranker].hit(5, source))[ranker]
+            worst, best = _paired(ours, others, ranker, source)
             spread = _resampled_margins(worst, best, source, draws, seed)
             if spread:
                 low, middle, high = np.percentile(spread, [5, 50, 95])
@@ -270,17 +291,18 @@ def margin_spread(results: dict[str, Any], draws: int = 200, seed: int = 0) -> s
 
 def _resampled_margins(ours: Score, other: Score, source: str, draws: int, seed: int
                        ) -> list[float]:
-    """``ours`` minus ``other`` hit@5 on ``source`` questions of ``draws`` random halves."""
+    """``ours`` minus ``other`` hit@5 on ``source`` questions of ``draws`` random halves
+    of the pages (the same questions, so the two count per page alike)."""
     pages = sorted({page for page, _, _ in ours.answers})
+    mine, theirs = ours.page_hits(source, 5), other.page_hits(source, 5)
     rng = np.random.default_rng(seed)
     differences = []
     for _ in range(draws):
-        half = set(rng.choice(pages, size=len(pages) // 2, replace=False).tolist())
-        picked = [i for i, (page, kind, _) in enumerate(ours.answers)
-                  if page in half and source in ("all", kind)]
-        if picked:
-            differences.append(sum(ours.answers[i][2] - other.answers[i][2] for i in picked)
-                               / len(picked))
+        half = [p for p in rng.choice(pages, size=len(pages) // 2, replace=False).tolist()
+                if p in mine]
+        questions = sum(mine[p][1] for p in half)
+        if questions:
+            differences.append(sum(mine[p][0] - theirs[p][0] for p in half) / questions)
     return differences
 
 
