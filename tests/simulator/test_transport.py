@@ -34,6 +34,7 @@ from ovisocr_loader.testing import (
     marked_pdf,
     next_page_id,
     page_image,
+    tokenize,
 )
 
 FAST_RETRY = RetryPolicy(base_delay=0.01, max_delay=0.05)
@@ -186,27 +187,52 @@ def test_a_server_dropping_the_connection_is_a_connection_error_not_a_timeout():
     assert doc.pages[0].error.attempts == FAST_RETRY.max_attempts + 1
 
 
-@pytest.mark.parametrize("interval", [1, 4])
-def test_the_simulator_streams_stream_interval_tokens_per_event_like_vllm(interval: int):
+@pytest.mark.parametrize(("interval", "line_ending"), [(1, "\n"), (4, "\n"), (4, "\r\n")])
+def test_the_simulator_streams_stream_interval_tokens_per_event_like_vllm(
+        interval: int, line_ending: str):
     import json as jsonlib
 
     import httpx
 
-    from ovisocr_loader.testing import tokenize
-
     text = "The quick brown fox jumps over the lazy dog. " * 6
-    with Simulator(stream_interval=interval) as sim:
+    with Simulator(stream_interval=interval, sse_line_ending=line_ending) as sim:
         sim.register(4242, text)
         body = _chat_body(sim, 4242)
         with httpx.stream("POST", f"{sim.base_url}/chat/completions", json=body,
                           timeout=30) as response:
-            events = [line[6:] for line in response.iter_lines() if line.startswith("data: ")]
+            raw = response.read().decode()
+    lines = raw.split(line_ending)
+    assert all("\r" not in line and "\n" not in line for line in lines)
+    events = [line[6:] for line in lines if line.startswith("data: ")]
     deltas = [choice["delta"].get("content") for e in events if e != "[DONE]"
               for choice in jsonlib.loads(e)["choices"]]
     contents = [d for d in deltas if d]
     tokens = tokenize(text)
     assert "".join(contents) == text
     assert len(contents) == -(-len(tokens) // interval)   # ceil: full events of N tokens
+
+
+def test_a_server_ending_its_event_lines_in_crlf_reads_like_vllm():
+    """sse-starlette (and so many OpenAI-compatible servers) ends lines in CRLF: the
+    text, the finish, the usage and the loop guard see the same stream."""
+    pdf, ids = marked_pdf(3)
+    with Simulator(sse_line_ending="\r\n", stream_interval=3) as sim:
+        sim.register(ids[0], TEXT)
+        sim.register(ids[1], "Line one.\r\nLine two.")
+        sim.register(ids[2], PageScript(TEXT, loop="1", loop_after=50))
+        doc = _parser(sim).parse(pdf)
+    first, second, looping = doc.pages
+    assert first.markdown.strip() == TEXT and second.markdown.startswith("Line one.")
+    assert first.attempts[0].finish_reason == "stop"
+    assert first.attempts[0].completion_tokens == len(tokenize(TEXT))
+    assert looping.attempts[0].degenerate and looping.attempts[-1].purpose == "loop_retry"
+    assert looping.markdown.strip() == TEXT
+
+
+@pytest.mark.parametrize("options", [{"stream_interval": 0}, {"sse_line_ending": "\r"}])
+def test_the_simulator_refuses_a_framing_vllm_cannot_send(options: dict[str, object]):
+    with pytest.raises(ValueError, match=next(iter(options))):
+        Simulator(**options)
 
 
 @pytest.mark.parametrize(("max_tokens", "finish"), [(4096, "stop"), (5, "length")])

@@ -124,3 +124,15 @@ def test_a_read_of_plain_token_events_is_read_in_one_go_and_agrees_with_json():
 def test_a_read_with_any_other_line_is_left_to_the_line_by_line_path(other):
     block = VLLM_TOKEN % '"a"' + "\n\n" + other + "\n\n" + VLLM_TOKEN % '"b"' + "\n\n"
     assert _shape().text(block) is None
+
+
+def test_crlf_lines_come_out_as_lf_lines_and_take_the_fast_path():
+    import json
+
+    crlf = "".join(VLLM_TOKEN % json.dumps(c) + "\r\n\r\n" for c in ["a", "b\r\n", "c"])
+    splitter = EventSplitter()
+    block = splitter.feed(crlf[:-1].encode()) + splitter.feed(crlf[-1:].encode())
+    assert "\r" not in block.replace("\\r", "")        # the escaped \r of "b\r\n" stays
+    assert _shape().text(block) == "ab\r\nc"
+    assert splitter.feed(b"data: [DONE]\r") == "" and splitter.close() == "data: [DONE]\r"
+    assert parse_line("data: [DONE]\r") == DONE

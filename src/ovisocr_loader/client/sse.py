@@ -29,7 +29,9 @@ class EventSplitter:
 
     vLLM sends one event per token by default: a page is ~600 events, so nothing here
     runs per line: a read's complete lines go on as one string (:class:`TokenShape`
-    reads a block of plain token events at once).
+    reads a block of plain token events at once). Lines that end in CRLF (servers
+    built on sse-starlette; the SSE standard allows it) come out ending in ``\n``
+    alone, so their token events take the same fast path.
     """
 
     def __init__(self, max_chars: int = MAX_LINE_CHARS) -> None:
@@ -45,7 +47,8 @@ class EventSplitter:
         if len(self._pending) > self._max_chars:
             raise MalformedEvent(f"a line of more than {self._max_chars} characters "
                                  "without a newline")
-        return text[:end]
+        lines = text[:end]
+        return lines.replace("\r\n", "\n") if "\r" in lines else lines
 
     def close(self) -> str:
         """What is left when the stream ends (a last line without a newline)."""

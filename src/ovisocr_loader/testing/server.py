@@ -111,12 +111,17 @@ class Simulator:
                  port: int = 0, host: str = "127.0.0.1", max_num_seqs: int = 256,
                  synthetic_tokens: int = 600, api_key: str | None = None,
                  kv_slots: int | None = None, metrics: bool = True,
-                 stream_interval: int = 1) -> None:
+                 stream_interval: int = 1, sse_line_ending: str = "\n") -> None:
         if stream_interval < 1:
             raise ValueError("stream_interval must be at least 1")
+        if sse_line_ending not in ("\n", "\r\n"):
+            raise ValueError("sse_line_ending must be '\\n' or '\\r\\n'")
         self.model = model
         #: tokens per SSE event, as vLLM's ``--stream-interval`` (default 1, like vLLM)
         self.stream_interval = stream_interval
+        #: how event lines end: vLLM's ``\n``, or ``\r\n`` as servers built on
+        #: sse-starlette write them
+        self.sse_line_ending = sse_line_ending
         self.latency = latency or LatencyModel(speed=50.0)
         #: requests that fill the KV cache (None: never full); beyond it, preemptions
         self.kv_slots = kv_slots
@@ -473,7 +478,8 @@ class Simulator:
             record.fault = "malformed_sse"
             await send(writer, 200, b"this is not an event stream\n\x00\x01{", "text/event-stream")
             return True
-        stream = CompletionStream(writer, self.model, self.stream_interval)
+        stream = CompletionStream(writer, self.model, self.stream_interval,
+                                  self.sse_line_ending)
         await stream.open()
         await asyncio.sleep(self.latency.prefill_seconds())
         self._check_client(reader, record)

@@ -70,13 +70,16 @@ class CompletionStream:
     ``interval`` to an event, a finish event, a usage event, ``[DONE]``.
 
     Tokens wait until an event is full (vLLM's ``--stream-interval``) unless the
-    stream ends; the events of one :meth:`send_tokens` call go out in one write.
+    stream ends; the events of one :meth:`send_tokens` call go out in one write. Lines
+    end in ``line_ending`` (vLLM: ``\n``; servers built on sse-starlette: ``\r\n``).
     """
 
-    def __init__(self, writer: asyncio.StreamWriter, model: str, interval: int) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, model: str, interval: int,
+                 line_ending: str = "\n") -> None:
         self._writer = writer
         self._model = model
         self._interval = interval
+        self._end_of_event = line_ending * 2
         self._id = _completion_id()
         self._created = int(time.time())
         self._pending: list[str] = []
@@ -125,8 +128,8 @@ class CompletionStream:
 
     async def _send_events(self, events: list[dict[str, Any] | str]) -> None:
         await _write_chunk(self._writer, b"".join(
-            f"data: {e if isinstance(e, str) else json.dumps(e, separators=_COMPACT)}\n\n"
-            .encode() for e in events))
+            f"data: {e if isinstance(e, str) else json.dumps(e, separators=_COMPACT)}"
+            f"{self._end_of_event}".encode() for e in events))
 
 
 async def _write_chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
