@@ -140,6 +140,7 @@ vllm:num_requests_running{engine="0",model_name="ATH-MaaS/OvisOCR2"} 31.0
 vllm:num_requests_running{engine="1",model_name="ATH-MaaS/OvisOCR2"} 2.0
 vllm:num_requests_waiting{engine="0",model_name="ATH-MaaS/OvisOCR2"} 4.0
 vllm:kv_cache_usage_perc{engine="0",model_name="ATH-MaaS/OvisOCR2"} 0.87
+vllm:kv_cache_usage_perc{engine="1",model_name="ATH-MaaS/OvisOCR2"} 0.45
 vllm:num_preemptions_total{engine="0",model_name="ATH-MaaS/OvisOCR2"} 12.0
 vllm:generation_tokens_total{engine="0",model_name="ATH-MaaS/OvisOCR2"} 1.5e+06
 vllm:time_to_first_token_seconds_bucket{le="0.5",model_name="x"} 3.0
@@ -148,9 +149,11 @@ python_gc_objects_collected_total{generation="0"} 1234.0
 
 
 def test_vllm_metrics_are_parsed_and_summed_over_engines():
+    """Counts add up over a data-parallel server's engines; the KV-cache usage, a
+    fraction per engine, is their mean (two engines half full are not one full)."""
     load = parse_metrics(VLLM_METRICS)
-    assert load == ServerLoad(running=33.0, waiting=4.0, kv_usage=0.87, preemptions=12.0,
-                              generation_tokens=1.5e6)
+    assert load == ServerLoad(running=33.0, waiting=4.0, kv_usage=pytest.approx(0.66),
+                              preemptions=12.0, generation_tokens=1.5e6)
 
 
 def test_the_retired_cache_gauge_and_missing_metrics():

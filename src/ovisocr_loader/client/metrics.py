@@ -3,7 +3,9 @@
 Names are vLLM V1's: ``vllm:num_requests_running``, ``vllm:num_requests_waiting``,
 ``vllm:kv_cache_usage_perc`` (0-1; ``vllm:gpu_cache_usage_perc`` is the retired
 name, still read), ``vllm:num_preemptions_total``, ``vllm:generation_tokens_total``.
-Values of one name are summed over label sets (several models or engines).
+Counts of one name are summed over label sets (several engines of a data-parallel
+server, or models); the KV-cache usage, a fraction per engine, is averaged over them
+(two engines half full are a server half full, not a full one).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def metrics_url(base_url: str) -> str:
 
 def parse_metrics(text: str) -> ServerLoad | None:
     """The load in a Prometheus text exposition, or None if it holds no vLLM gauges."""
-    values: dict[str, float] = {}
+    samples: dict[str, list[float]] = {}
     for line in text.splitlines():
         match = _SAMPLE.match(line)
         if match is None:
@@ -43,13 +45,13 @@ def parse_metrics(text: str) -> ServerLoad | None:
             value = float(match.group(2))
         except ValueError:
             continue
-        if value != value:   # NaN
-            continue
-        name = match.group(1).removesuffix("_total")
-        values[name] = values.get(name, 0.0) + value
-    if "vllm:num_requests_running" not in values and "vllm:num_requests_waiting" not in values:
+        if value == value:   # not NaN
+            samples.setdefault(match.group(1).removesuffix("_total"), []).append(value)
+    if "vllm:num_requests_running" not in samples and "vllm:num_requests_waiting" not in samples:
         return None
-    kv = values.get("vllm:kv_cache_usage_perc", values.get("vllm:gpu_cache_usage_perc"))
+    values = {name: sum(found) for name, found in samples.items()}
+    usages = samples.get("vllm:kv_cache_usage_perc", samples.get("vllm:gpu_cache_usage_perc"))
+    kv = sum(usages) / len(usages) if usages else None
     return ServerLoad(running=values.get("vllm:num_requests_running", 0.0),
                       waiting=values.get("vllm:num_requests_waiting", 0.0),
                       kv_usage=kv, preemptions=values.get("vllm:num_preemptions"),
