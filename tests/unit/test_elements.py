@@ -228,3 +228,5 @@ def test_code_fences_keep_their_text():
     # text after a closing fence is the page's, not part of the fence
     assert [e.text for e in parse_page("```\n```(1)", 1)] == ["(1)"]
     assert [e.text for e in parse_page("```python\nx = 1\n``` note", 1)] == ["x = 1\nnote"]
+    # an empty fence's info word is text, with or without text after the closing fence
+    assert [e.text for e in parse_page("```A\n```# B", 1)] == ["A\n# B"]

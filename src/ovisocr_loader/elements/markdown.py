@@ -155,16 +155,16 @@ def _code_text(source: str) -> str:
     lines = source.strip().split("\n")
     closing = lines[-1].strip() if len(lines) > 1 else ""
     closed = closing[:3] in ("```", "~~~")
-    if closed:  # text after the closing fence ("```(1)") is kept, not dropped with it
-        rest = closing.lstrip(closing[0]).strip()
-        lines = lines[:-1] + ([rest] if rest else [])
+    body = lines[1:-1] if closed else lines[1:]
+    # text after the closing fence ("```(1)") is kept, not dropped with it
+    rest = closing.lstrip(closing[0]).strip() if closed else ""
     info = lines[0].strip()[3:].strip()
     # in a closed fence around code a one-word info string is the language; otherwise
     # (an open or empty fence) it is text
-    language = closed and any(line.strip() for line in lines[1:]) and re.fullmatch(
+    language = closed and any(line.strip() for line in body) and re.fullmatch(
         r"[\w+#.-]*", info)
     head = [] if language else [info]
-    return "\n".join([*head, *lines[1:]]).strip("\n")
+    return "\n".join([*head, *body, *([rest] if rest else [])]).strip("\n")
 
 
 def clean_text(source: str) -> str:
