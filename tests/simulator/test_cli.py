@@ -43,7 +43,8 @@ def test_parse_directory_to_markdown_and_json(ovis_simulator: Simulator, tmp_pat
 
 
 def test_failures_give_a_non_zero_exit_and_a_summary(ovis_simulator: Simulator, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]):
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     caplog: pytest.LogCaptureFixture):
     pdf, ids = marked_pdf(2)
     ovis_simulator.register(ids[1], PageScript("x", faults={1: HttpError(400, message="bad")}))
     (tmp_path / "good.pdf").write_bytes(pdf)
@@ -52,7 +53,8 @@ def test_failures_give_a_non_zero_exit_and_a_summary(ovis_simulator: Simulator, 
                  "--base-url", ovis_simulator.base_url])
     assert code == 1
     err = capsys.readouterr().err
-    assert "corrupt.pdf: CorruptFileError" in err
+    # the parser's warning names the file (the command prints it through logging)
+    assert "corrupt.pdf: CorruptFileError: cannot open PDF" in caplog.text
     assert "1/2 files" in err and "1 page errors" in err and "1 files failed" in err
     assert "ServerStatusError" in (tmp_path / "out" / "good.md").read_text()
 

@@ -100,6 +100,18 @@ def test_endpoint_mistakes_say_what_to_do(pdfs: Path):
     assert "ATH-MaaS/OvisOCR2" in wrong_model.stderr and sent == []
 
 
+def test_a_broken_file_is_one_line(pdfs: Path, ovis_simulator: Simulator):
+    (pdfs / "a" / "broken.pdf").write_bytes(b"%PDF-1.4 garbage")
+    (pdfs / "a" / "empty.png").write_bytes(b"")
+    run = ovisocr("parse", str(pdfs / "a"), "-o", str(pdfs / "out"), "--no-progress",
+                  "--base-url", ovis_simulator.base_url)
+    assert run.returncode == 1 and "1/3 files" in run.stderr
+    lines = run.stderr.splitlines()
+    (broken,) = [line for line in lines if "broken.pdf" in line]
+    assert broken.startswith(f"ovisocr: {pdfs / 'a' / 'broken.pdf'}: CorruptFileError: ")
+    assert len([line for line in lines if "empty.png" in line]) == 1
+
+
 def test_encrypted_pdf_names_the_flag(tmp_path: Path, ovis_simulator: Simulator,
                                       corpus: Path):
     encrypted = corpus / "pypdfium2" / "encrypted.pdf"

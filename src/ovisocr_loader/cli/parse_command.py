@@ -124,9 +124,8 @@ class ParseRun:
 
     def finished(self, doc: ParsedDocument) -> None:
         self.partial.pop(doc.source, None)
-        if doc.error is not None:
+        if doc.error is not None:   # the parser's warning has named it, once
             self.failed_files += 1
-            say(f"{doc.source}: {doc.error.text}")
             return
         self.plan.write(doc)
         self.documents += 1
