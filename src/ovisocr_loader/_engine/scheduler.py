@@ -132,9 +132,9 @@ class Scheduler:
             error = _as_source_error(exc, label)
             if self.raise_source_errors:
                 raise error from (None if error is exc else exc)
-            source, info = error.file or label or "<input>", PageErrorInfo.from_exception(error)
-            log.warning("%s: %s", source, info.text)
-            self.out.put_nowait(ParsedDocument(source=source, error=info))
+            name, info = error.file or label or "<input>", PageErrorInfo.from_exception(error)
+            log.warning("%s: %s", name, info.text)
+            self.out.put_nowait(ParsedDocument(source=name, error=info))
             return None
         self.notify(DocumentStarted(inp.name, len(source.page_numbers)))
         self.unfinished += 1
