@@ -174,6 +174,19 @@ def test_lenient_table_html(html_table):
     assert len(table.rows) == (2 if "wide" in html_table else 3)
 
 
+@pytest.mark.parametrize(("html_table", "rows"), [
+    # HTML lets </td> and </tr> out: a new row ends the open cell and row
+    ("<table><tr><td>a<td>x<tr><td>b<td>y</table>", [["a", "x"], ["b", "y"]]),
+    ("<table><tr><th>Item<th>2019<tr><td>Sales<td>12<tr><td>Cost<td>7",
+     [["Item", "2019"], ["Sales", "12"], ["Cost", "7"]]),
+    # text after a row or cell that ended the open cell is outside it: a stray row
+    ("<table><tr><td>a<tr></tr>note", [["a"], ["note"]]),
+    ("<table><tr><td>a<td>b</td>note</table>", [["a", "b"], ["note", ""]]),
+])
+def test_rows_and_cells_left_open_end_where_the_next_begins(html_table, rows):
+    assert parse_table(html_table).rows == rows
+
+
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "ovisocr2_samples"
 
 

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup, Tag
+from bs4.element import PageElement
 
 from .figures import IMAGE_REF, read_image_ref
 from .model import TableData
@@ -69,13 +70,27 @@ def parse_table(html: str) -> TableData:
 
 
 def _unnest_cells(table: Tag) -> None:
-    """A cell left open ends where the next one starts, as in HTML (``<td>a<td>b``:
-    two cells); Python's parser nests the second in the first instead."""
+    """A row or cell left open ends where the next one starts, as in HTML
+    (``<tr><td>a<tr><td>b``: two rows, ``<td>a<td>b``: two cells, end tags being
+    optional); Python's parser nests the second in the first instead."""
+    for row in table.find_all("tr"):
+        outer = row.find_parent(["td", "th", "tr", "table"])
+        while isinstance(outer, Tag) and outer.name in ("td", "th", "tr"):
+            _move_after(row, outer if outer.name == "tr" else outer.find_parent("tr") or outer)
+            outer = row.find_parent(["td", "th", "tr", "table"])
     for cell in table.find_all(["td", "th"]):
         outer = cell.find_parent(["td", "th", "tr", "table"])
         while isinstance(outer, Tag) and outer.name in ("td", "th"):
-            outer.insert_after(cell.extract())
+            _move_after(cell, outer)
             outer = cell.find_parent(["td", "th", "tr", "table"])
+
+
+def _move_after(node: Tag, anchor: PageElement) -> None:
+    """Move ``node`` and what follows it in its parent (which ended where it began)
+    after ``anchor``."""
+    for moving in [node, *node.next_siblings]:
+        anchor.insert_after(moving.extract())
+        anchor = moving
 
 
 def _read_rows(table: Tag, grid: _Grid) -> None:
