@@ -95,6 +95,14 @@ def test_unclosed_markdown_fence_is_unwrapped_too():
     assert kinds(elements) == ["heading", "paragraph"]
 
 
+def test_a_code_block_ends_where_the_block_parser_ends_it():
+    """A fence line with text after it ends the code block; what follows is the page's
+    and loses its wrapper markup like any other page text."""
+    elements = parse_page("```\n```markdown\nIntro.\n<div style='a'>Body</div>", 1)
+    assert [(e.kind, e.text) for e in elements] == [
+        ("code", "markdown"), ("paragraph", "Intro.\nBody")]
+
+
 def test_html_fence_holding_a_table_is_a_table():
     page = "```html\n<table><tr><td>a</td><td>1</td></tr></table>\n```"
     assert kinds(parse_page(page, 1)) == ["table"]

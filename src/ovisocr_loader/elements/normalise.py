@@ -70,16 +70,19 @@ def _fences(text: str) -> tuple[list[Span], list[Span]]:
                 blanks.append((starts[close], starts[close] + len(lines[close].rstrip("\r\n"))))
             i += 1  # the body is parsed as Markdown, nested fences included
             continue
-        code.append((starts[i], starts[min(close + 1, len(lines))]))
-        i = close + 1
+        end = _closing_line(lines, i, opened.group("fence")[:3], text_after=True)
+        code.append((starts[i], starts[min(end + 1, len(lines))]))
+        i = end + 1
     return blanks, code
 
 
-def _closing_line(lines: list[str], opener: int, fence: str) -> int:
-    """Index of the line closing the fence (``len(lines)`` when it is never closed)."""
+def _closing_line(lines: list[str], opener: int, fence: str, text_after: bool = False) -> int:
+    """Index of the line closing the fence (``len(lines)`` when it is never closed): a
+    line of fence characters alone, or with ``text_after`` any line starting with the
+    fence, where the block parser ends a code block (its text after the fence is kept)."""
     for j in range(opener + 1, len(lines)):
         stripped = lines[j].strip()
-        if stripped.startswith(fence) and not stripped.strip(fence[0]):
+        if stripped.startswith(fence) and (text_after or not stripped.strip(fence[0])):
             return j
     return len(lines)
 
