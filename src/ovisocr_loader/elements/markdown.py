@@ -167,10 +167,12 @@ def _code_text(source: str) -> str:
     return "\n".join([*head, *body, *([rest] if rest else [])]).strip("\n")
 
 
-def clean_text(source: str) -> str:
-    """Prose as it reads: ``<br>`` as a line break, gaps left by blanked markup closed."""
+def clean_text(source: str, *, indented: bool = False) -> str:
+    """Prose as it reads: ``<br>`` as a line break, gaps left by blanked markup closed
+    (at the start of a line too, unless ``indented``: a list's nesting)."""
     lines = _BREAK.sub("\n", source.replace(DELETED, "")).split("\n")
-    return "\n".join(_INNER_SPACES.sub(" ", line.rstrip()) for line in lines).strip()
+    return "\n".join(_INNER_SPACES.sub(" ", line.rstrip() if indented else line.strip())
+                     for line in lines).strip()
 
 
 def _heading(source: str, start: int, page: int, geometry: PageGeometry) -> list[Element]:
@@ -209,7 +211,7 @@ def _with_figures(kind: ElementKind, source: str, start: int, page: int,
 
 def _add_text(out: list[Element], kind: ElementKind, source: str, start: int, begin: int,
               end: int, page: int) -> None:
-    text = clean_text(source[begin:end])
+    text = clean_text(source[begin:end], indented=kind == "list")
     if text:
         offset = begin + len(source[begin:end]) - len(source[begin:end].lstrip())
         out.append(Element(kind=kind, text=text, page_number=page, index=0,
