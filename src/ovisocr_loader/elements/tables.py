@@ -33,6 +33,11 @@ _NUMBER = re.compile(
 _YEAR = re.compile(r"^\s*(?:1[89]|20)\d\d\s*(?:[A-Za-z]|\(\d\)|\d)?\s*$")
 _EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 _PLACEHOLDER = re.compile(r"^\s*(?:[-–—]+|n/?a|nm|none|nil)\s*$", re.IGNORECASE)
+#: markup that only styles or breaks text: left open around cells (``<tr><span><td>
+#: </span>x``) Python's parser would close the cell with it; a block's bounds are line
+#: breaks in the cell (as ``<br>``), the rest is dropped
+_INLINE_TAG = re.compile(r"</?(?:span|font|b|i|u|em|strong)\b[^<>]*>", re.IGNORECASE)
+_BLOCK_TAG = re.compile(r"</?(?:div|center|p)\b[^<>]*>", re.IGNORECASE)
 _DELIMITER_CELL = re.compile(r"^\s*:?-{1,}:?\s*$")
 
 
@@ -48,8 +53,9 @@ class _Grid:
 
 def parse_table(html: str) -> TableData:
     """Parse one ``<table>`` (possibly unterminated) into a rectangular grid."""
-    soup = BeautifulSoup(html, "html.parser")
-    table = soup.find("table")
+    # without a tag there is no table (and bs4 would warn that the text looks like a file)
+    table = BeautifulSoup(_BLOCK_TAG.sub("\n", _INLINE_TAG.sub("", html)),
+                          "html.parser").find("table") if "<" in html else None
     grid = _Grid()
     if isinstance(table, Tag):
         _unnest_cells(table)
@@ -232,7 +238,7 @@ def _cell_text(cell: Tag) -> str:
     for br in cell.find_all("br"):
         br.replace_with("\n")
     for tag, mark in (("sup", "^"), ("sub", "_")):
-        for script in cell.find_all(tag):
+        for script in reversed(cell.find_all(tag)):   # the innermost first, if nested
             script.replace_with(mark + script.get_text())
     return _plain(_EMPHASIS.sub(r"\2", cell.get_text()))
 
