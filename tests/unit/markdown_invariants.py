@@ -28,6 +28,8 @@ GROUNDING_MARKER = re.compile(r"<\|ref\|>[^<>]*?<\|/ref\|>[ \t]*<\|det\|>[^<>]*?
 #: the documented reading of inline cell markup: superscript as ^x, subscript as _x,
 #: Markdown emphasis markers dropped
 SCRIPT_MARKS = {"sup": "^", "sub": "_"}
+#: tags that break a cell's text (a line break, or a block's bounds)
+BREAKS = {"br", "p", "div", "center"}
 EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 
 
@@ -91,7 +93,7 @@ class _Cells(HTMLParser):
                 return
             values = dict(attrs)
             self.cell, self.spans = [], (_int(values.get("rowspan")), _int(values.get("colspan")))
-        elif tag == "br" and self.cell is not None:
+        elif tag in BREAKS and self.cell is not None:
             self.cell.append(" ")
         elif tag in SCRIPT_MARKS and self.cell is not None:
             self.cell.append(SCRIPT_MARKS[tag])
@@ -102,6 +104,8 @@ class _Cells(HTMLParser):
             self.depth -= 1
         elif self.depth == 1 and tag in ("td", "th", "tr"):
             self._close_cell()
+        elif tag in BREAKS and self.cell is not None:
+            self.cell.append(" ")
 
     def handle_data(self, data: str) -> None:
         if self.cell is not None and self.depth >= 1:
@@ -164,11 +168,19 @@ def _check_tables(markdown: str, elements: list[Element]) -> None:
             continue
         rows = e.table.rows
         assert len({len(r) for r in rows}) <= 1, "grid is not rectangular"
-        if e in html_tables:
+        if e in html_tables and not _unclosed_nested_table(e.table.html):
             expected = expand_spans(e.table.html)
             got = [[" ".join(c.split()) for c in r] for r in rows[:len(expected)]]
             width = len(got[0]) if got else 0
             assert got == [r + [""] * (width - len(r)) for r in expected]
+
+
+def _unclosed_nested_table(table_html: str) -> bool:
+    """A table inside a cell left open: end tags after it mean different things to HTML
+    (ignored) and to Python's parser (they close it), so the cells are not compared
+    (no word of them may be lost all the same)."""
+    lowered = table_html.lower()
+    return lowered.count("<table") > 1 and lowered.count("<table") > lowered.count("</table")
 
 
 def _count_top_level_tables(markdown: str, elements: list[Element]) -> int:
@@ -193,11 +205,14 @@ def _inside(position: int, elements: list[Element], kinds: tuple[str, ...]) -> b
 
 
 def _check_accounted(markdown: str, elements: list[Element]) -> None:
+    # a table never closed runs on while its lines do (a "# 1" line may be a cell's)
+    unclosed = [e for e in elements if e.table is not None and e.table.truncated]
     for match in re.finditer(r"^[ \t]*(#{1,6})[ \t]+(.*)$", markdown, re.MULTILINE):
         title = _DESCRIBED_IMAGE.sub("", GROUNDING_MARKER.sub("", match.group(2)))
         words = re.findall(r"\w", re.sub(r"<[^<>]*>|!\[[^\]]*\]\([^)]*\)", "", title))
         if words and "<table" not in match.group(2).lower() and not _inside(
-                match.start(1), elements, ("code",)):
+                match.start(1), elements, ("code",)) and not _inside(
+                match.start(1), unclosed, ("table",)):
             assert _inside(match.start(1), elements, ("heading", "page_furniture")), match
     for match in re.finditer(r"^[ \t]*(\$\$|\\\[)(?!.*<table)", markdown, re.MULTILINE):
         if not _inside(match.start(1), elements, ("code", "table")):

@@ -4,7 +4,7 @@ pipe tables, equation numbers, captions; every page also passes the invariants."
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ovisocr_loader import PageResult, ParsedDocument, chunk_document
@@ -275,7 +275,6 @@ FRAGMENTS = st.sampled_from([
 WORDS = st.from_regex(r"[A-Za-z][a-z0-9]{0,7}", fullmatch=True)
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(FRAGMENTS, WORDS), max_size=60).map("".join))
 def test_dialect_grammar_properties(page):
     elements = parse_page(page, 1, width=100, height=100, page_size_pt=(72.0, 72.0))
@@ -447,7 +446,6 @@ HTML_FRAGMENTS = st.sampled_from([
 ])
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.booleans(), st.lists(st.one_of(HTML_FRAGMENTS, WORDS), max_size=60).map("".join),
        st.booleans())
 def test_html_document_properties(fenced, body, closed):

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ovisocr_loader.elements import mark_running_furniture, parse_page, parse_table
@@ -214,7 +214,6 @@ FRAGMENTS = st.sampled_from([
 WORDS = st.from_regex(r"[A-Za-z][a-z0-9]{0,7}", fullmatch=True)
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(FRAGMENTS, WORDS), max_size=60).map("".join))
 def test_no_text_outside_markup_is_lost(text):
     elements = parse_page(text, 1, width=100, height=100)
@@ -228,7 +227,6 @@ def test_no_text_outside_markup_is_lost(text):
         assert 0 <= element.span[0] <= element.span[1] <= len(text)
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=400))
 def test_arbitrary_text_never_crashes(text):
     parse_page(text, 1, width=10, height=10, page_size_pt=(10.0, 10.0))
