@@ -182,9 +182,18 @@ def test_lenient_table_html(html_table):
     # text after a row or cell that ended the open cell is outside it: a stray row
     ("<table><tr><td>a<tr></tr>note", [["a"], ["note"]]),
     ("<table><tr><td>a<td>b</td>note</table>", [["a", "b"], ["note", ""]]),
+    # styling around cells closes nothing; a block's bounds in a cell break its line
+    ("<table><tr><span><td></span>x<td>y</table>", [["x", "y"]]),
+    ("<table><tr><td><p>a</p><p>b</p><td><b>c</b>d</table>", [["a\nb", "cd"]]),
+    ("<table><tr><td>m<sup>2<sup>3</sup></sup></table>", [["m^2^3"]]),
 ])
 def test_rows_and_cells_left_open_end_where_the_next_begins(html_table, rows):
     assert parse_table(html_table).rows == rows
+
+
+def test_text_without_a_tag_is_no_table_and_no_warning():
+    # bs4 warns that such text looks like a file name; the suite turns warnings into errors
+    assert parse_table("report.TXT").rows == []
 
 
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "reference" / "ovisocr2_samples"
