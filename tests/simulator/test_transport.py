@@ -24,6 +24,7 @@ from ovisocr_loader.config import Timeouts
 from ovisocr_loader.sources.png import png_data_url
 from ovisocr_loader.testing import (
     EndWithoutFinish,
+    GiveUp,
     Hang,
     HttpError,
     MalformedJSON,
@@ -51,6 +52,7 @@ def _parser(sim: Simulator, **kw) -> OvisParser:
 @pytest.mark.parametrize("fault", [
     HttpError(500), HttpError(502), HttpError(503), HttpError(504), HttpError(408),
     Reset(after_tokens=3), MalformedJSON(), MalformedSSE(), EndWithoutFinish(after_tokens=2),
+    GiveUp(after_tokens=3), GiveUp(after_tokens=3, reason="error"),
 ])
 def test_transient_fault_then_success(ovis_simulator: Simulator, fault):
     pdf, (pid,) = marked_pdf(1)
@@ -58,6 +60,7 @@ def test_transient_fault_then_success(ovis_simulator: Simulator, fault):
     page = _parser(ovis_simulator).parse(pdf).pages[0]
     assert page.markdown == TEXT and page.error is None
     assert len(ovis_simulator.for_page(pid)) == 2
+    assert page.attempts[0].finish_reason == "error" and page.attempts[0].error
     assert page.attempts[0].finish_reason == "error" and page.attempts[0].error
     assert page.attempts[1].finish_reason == "stop"
 

@@ -35,6 +35,10 @@ from .retry import next_delay, should_retry
 
 log = logging.getLogger("ovisocr_loader")
 
+#: finish reasons of a request vLLM's engine gave up on (aborted, or a retryable
+#: internal error): the text streamed so far is no page, the try failed
+GAVE_UP = frozenset({"abort", "error"})
+
 
 @dataclass
 class PageOutcome:
@@ -144,6 +148,9 @@ class PageClient:
             if result.finish_reason is None:
                 raise ServerProtocolError("stream ended without a finish reason",
                                           url=endpoint.url)
+            if result.finish_reason in GAVE_UP:   # the text so far is a fragment
+                raise ServerProtocolError(f"the server gave up on the answer (finish_reason "
+                                          f"{result.finish_reason!r})", url=endpoint.url)
         except OvisLoaderError as exc:
             self.pool.failed(endpoint, exc)
             outcome.attempts.append(Attempt(

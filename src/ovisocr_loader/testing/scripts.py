@@ -68,7 +68,16 @@ class EndWithoutFinish:
     after_tokens: int = 5
 
 
-Fault = HttpError | Reset | Hang | MalformedJSON | MalformedSSE | EndWithoutFinish
+@dataclass(frozen=True)
+class GiveUp:
+    """Stream some tokens, then finish with a reason vLLM's engine gives a request it
+    gave up on: ``abort`` (aborted) or ``error`` (a retryable internal error)."""
+
+    after_tokens: int = 5
+    reason: str = "abort"
+
+
+Fault = HttpError | Reset | Hang | MalformedJSON | MalformedSSE | EndWithoutFinish | GiveUp
 
 
 @dataclass

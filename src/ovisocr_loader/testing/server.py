@@ -37,6 +37,7 @@ from .scripts import (
     PANGRAM,
     EndWithoutFinish,
     Fault,
+    GiveUp,
     Hang,
     HttpError,
     MalformedJSON,
@@ -489,16 +490,16 @@ class Simulator:
             await stream.send_raw("{not json")
             await stream.end()
             return True
-        breaking = fault if isinstance(fault, (Reset, Hang, EndWithoutFinish)) else None
+        breaking = fault if isinstance(fault, (Reset, Hang, EndWithoutFinish, GiveUp)) else None
         limit = max_tokens
         if breaking is not None:
             limit = min(max_tokens, breaking.after_tokens)
             record.fault = type(breaking).__name__.lower()
         produced, finish = await self._decode(reader, record, tokens, limit, stream)
         await stream.send_tokens([], flush=True)
-        if breaking is not None:
+        if breaking is not None and not isinstance(breaking, GiveUp):
             return await self._break_off(reader, writer, record, breaking, stream)
-        record.finish_reason = finish
+        record.finish_reason = breaking.reason if isinstance(breaking, GiveUp) else finish
         await stream.finish(record.finish_reason, produced)
         return True
 
