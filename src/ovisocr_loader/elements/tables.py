@@ -58,7 +58,7 @@ def parse_table(html: str) -> TableData:
                           "html.parser").find("table") if "<" in html else None
     grid = _Grid()
     if isinstance(table, Tag):
-        _unnest_cells(table)
+        _unnest_rows_and_cells(table)
         _read_rows(table, grid)
         stray = [_plain(s) for s in table.find_all(string=True)
                  if s.strip() and _outside_rows(s)]
@@ -75,7 +75,7 @@ def parse_table(html: str) -> TableData:
     return TableData(rows=rows, header_rows=header_rows, html=html, truncated=truncated)
 
 
-def _unnest_cells(table: Tag) -> None:
+def _unnest_rows_and_cells(table: Tag) -> None:
     """A row or cell left open ends where the next one starts, as in HTML
     (``<tr><td>a<tr><td>b``: two rows, ``<td>a<td>b``: two cells, end tags being
     optional); Python's parser nests the second in the first instead."""
