@@ -232,6 +232,22 @@ def test_a_server_ending_its_event_lines_in_crlf_reads_like_vllm():
     assert looping.markdown.strip() == TEXT
 
 
+def test_stopping_the_simulator_closes_every_connection_it_holds():
+    """Open connections, idle or mid-request, are closed by stop(): one left to the
+    garbage collector is reported as unclosed in whichever later test collects it."""
+    sim = Simulator().start()
+    clients = [socket.create_connection(("127.0.0.1", sim.port), timeout=30) for _ in range(3)]
+    clients[0].sendall(b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 999\r\n\r\n{")
+    assert Simulator.wait_until(lambda: sim.open_connections == 3, 30)
+    sim.stop()
+    try:
+        assert sim.open_connections == 0
+        assert [client.recv(1) for client in clients] == [b"", b"", b""]   # closed by the server
+    finally:
+        for client in clients:
+            client.close()
+
+
 @pytest.mark.parametrize("options", [{"stream_interval": 0}, {"sse_line_ending": "\r"}])
 def test_the_simulator_refuses_a_framing_vllm_cannot_send(options: dict[str, object]):
     with pytest.raises(ValueError, match=next(iter(options))):

@@ -145,7 +145,8 @@ class Simulator:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
-        self._handlers: set[asyncio.Task[None]] = set()
+        #: each open client connection's handler task, and its writer
+        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
         self._seqs: asyncio.Semaphore | None = None
 
     @classmethod
@@ -174,7 +175,7 @@ class Simulator:
     def open_connections(self) -> int:
         """Client connections the server is still serving: 0 once a killed client's
         last requests (already sent, perhaps not yet read) are recorded and ended."""
-        return len(self._handlers)
+        return len(self._connections)
 
     def reset_records(self) -> None:
         with self._lock:
@@ -216,7 +217,7 @@ class Simulator:
             self._loop = loop
             try:
                 self._server = loop.run_until_complete(
-                    asyncio.start_server(self._handle, self.host, self.port))
+                    asyncio.start_server(self._accept, self.host, self.port))
                 self._seqs = asyncio.Semaphore(self.max_num_seqs)
                 self.port = self._server.sockets[0].getsockname()[1]
             except BaseException as exc:
@@ -244,9 +245,17 @@ class Simulator:
 
         async def shutdown() -> None:
             server.close()
-            for task in list(self._handlers):
-                task.cancel()
-            await asyncio.gather(*self._handlers, return_exceptions=True)
+            current = asyncio.current_task()
+            for _ in range(4):   # connections still being accepted end too (bounded)
+                pending = [t for t in asyncio.all_tasks() if t is not current]
+                if not pending:
+                    break
+                writers = list(self._connections.values())
+                for task in self._connections:
+                    task.cancel()
+                await asyncio.wait(pending, timeout=1)
+                # a handler cancelled before it ran closed nothing
+                await asyncio.gather(*(_closed(writer) for writer in writers))
             await server.wait_closed()
 
         asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
@@ -262,10 +271,15 @@ class Simulator:
 
     # -- HTTP ------------------------------------------------------------------------------
 
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Register a connection as it is made, so that stop() closes it even if its
+        handler never got to run (a socket left open is reported when it is collected,
+        in whichever later test that happens)."""
+        task = asyncio.get_running_loop().create_task(self._handle(reader, writer))
+        self._connections[task] = writer
+        task.add_done_callback(lambda done: self._connections.pop(done, None))
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._handlers.add(task)
         try:
             while await self._one_request(reader, writer):
                 pass
@@ -274,12 +288,7 @@ class Simulator:
         except asyncio.CancelledError:
             pass
         finally:
-            self._handlers.discard(task)
-            with contextlib.suppress(Exception):
-                writer.close()
-                # let the transport finish closing before stop() ends the loop: one left
-                # half-closed is reported as unclosed when it is collected later
-                await asyncio.wait_for(writer.wait_closed(), 1)
+            await _closed(writer)
 
     async def _one_request(self, reader: asyncio.StreamReader,
                            writer: asyncio.StreamWriter) -> bool:
@@ -565,3 +574,11 @@ def _strip_images(body: dict[str, Any]) -> dict[str, Any]:
 
 def _short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
+
+
+async def _closed(writer: asyncio.StreamWriter) -> None:
+    """Close a connection and let its transport finish closing (within a second) before
+    the loop ends: one left half-closed is reported as unclosed when it is collected."""
+    with contextlib.suppress(Exception):
+        writer.close()
+        await asyncio.wait_for(writer.wait_closed(), 1)
