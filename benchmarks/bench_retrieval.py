@@ -49,7 +49,6 @@ from retrieval_chunkers import (
 )
 from retrieval_set import DEFAULT_DATA, Page, covers, load_pages
 
-KS = (1, 3, 5)
 DEPTH = 20
 SOURCES = ("table", "text", "table-text")
 #: the issue's targets: (label, ranking, answer source) of each hit@5 margin
@@ -59,22 +58,14 @@ MARGINS = (("dense hit@5", "dense", "all"), ("table", "dense", "table"),
 
 @dataclass
 class Score:
-    """Hits at 1/3/5 and reciprocal ranks per answer source."""
+    """Each question's first hit, with its page and answer source; hits at k and MRR
+    per answer source are read from them."""
 
-    hits: dict[str, dict[int, int]] = field(default_factory=dict)
-    reciprocal: dict[str, float] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
     #: per question, in order: its page, its answer source, the first k that hits
     answers: list[tuple[str, str, int | None]] = field(default_factory=list)
 
     def add(self, source: str, first: int | None, page: str) -> None:
         self.answers.append((page, source, first))
-        for key in (source, "all"):
-            self.counts[key] = self.counts.get(key, 0) + 1
-            hits = self.hits.setdefault(key, dict.fromkeys(KS, 0))
-            for k in KS:
-                hits[k] += within(first, k)
-            self.reciprocal[key] = self.reciprocal.get(key, 0.0) + (1 / first if first else 0)
 
     def page_hits(self, source: str, k: int) -> dict[str, tuple[int, int]]:
         """Per page: hits at ``k`` and questions, of ``source`` ("all": every source)."""
@@ -86,10 +77,15 @@ class Score:
         return totals
 
     def hit(self, k: int, source: str = "all") -> float:
-        return self.hits.get(source, {}).get(k, 0) / max(1, self.counts.get(source, 0))
+        firsts = self._firsts(source)
+        return sum(within(first, k) for first in firsts) / max(1, len(firsts))
 
     def mrr(self, source: str = "all") -> float:
-        return self.reciprocal.get(source, 0.0) / max(1, self.counts.get(source, 0))
+        firsts = self._firsts(source)
+        return sum(1 / first for first in firsts if first) / max(1, len(firsts))
+
+    def _firsts(self, source: str) -> list[int | None]:
+        return [first for _, kind, first in self.answers if source in ("all", kind)]
 
 
 def within(first: int | None, k: int) -> bool:
