@@ -61,7 +61,6 @@ def test_transient_fault_then_success(ovis_simulator: Simulator, fault):
     assert page.markdown == TEXT and page.error is None
     assert len(ovis_simulator.for_page(pid)) == 2
     assert page.attempts[0].finish_reason == "error" and page.attempts[0].error
-    assert page.attempts[0].finish_reason == "error" and page.attempts[0].error
     assert page.attempts[1].finish_reason == "stop"
 
 

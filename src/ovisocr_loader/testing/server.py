@@ -499,16 +499,18 @@ class Simulator:
             await stream.send_raw("{not json")
             await stream.end()
             return True
-        breaking = fault if isinstance(fault, (Reset, Hang, EndWithoutFinish, GiveUp)) else None
+        cut = fault if isinstance(fault, (Reset, Hang, EndWithoutFinish, GiveUp)) else None
         limit = max_tokens
-        if breaking is not None:
-            limit = min(max_tokens, breaking.after_tokens)
-            record.fault = type(breaking).__name__.lower()
+        if cut is not None:
+            limit = min(max_tokens, cut.after_tokens)
+            record.fault = type(cut).__name__.lower()
         produced, finish = await self._decode(reader, record, tokens, limit, stream)
         await stream.send_tokens([], flush=True)
-        if breaking is not None and not isinstance(breaking, GiveUp):
-            return await self._break_off(reader, writer, record, breaking, stream)
-        record.finish_reason = breaking.reason if isinstance(breaking, GiveUp) else finish
+        if isinstance(cut, GiveUp):   # ends like any answer, with the engine's reason
+            finish = cut.reason
+        elif cut is not None:
+            return await self._break_off(reader, writer, record, cut, stream)
+        record.finish_reason = finish
         await stream.finish(record.finish_reason, produced)
         return True
 
