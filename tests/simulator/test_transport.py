@@ -231,6 +231,48 @@ def test_a_server_ending_its_event_lines_in_crlf_reads_like_vllm():
     assert looping.markdown.strip() == TEXT
 
 
+@pytest.mark.parametrize("fields", [("reasoning",), ("reasoning", "reasoning_content"),
+                                    ("reasoning_content",)])
+def test_a_server_sending_the_answer_as_reasoning_reads_like_vllm(
+        fields: tuple[str, ...], caplog: pytest.LogCaptureFixture):
+    """vLLM with ``--reasoning-parser qwen3`` has sent thinking-disabled answers as
+    ``reasoning`` (some releases twice, beside ``reasoning_content``): that text is
+    the page's, read once, guarded, with one warning that names the cause."""
+    pdf, ids = marked_pdf(3)
+    with Simulator(text_fields=fields, stream_interval=2) as sim:
+        sim.register(ids[0], TEXT)
+        sim.register(ids[1], "Line one.\nLine two.")
+        sim.register(ids[2], PageScript(TEXT, loop="1", loop_after=50))
+        with caplog.at_level(logging.WARNING, logger="ovisocr_loader"):
+            doc = _parser(sim).parse(pdf)
+    first, second, looping = doc.pages
+    assert first.markdown.strip() == TEXT and second.markdown.strip() == "Line one.\nLine two."
+    assert first.attempts[0].finish_reason == "stop" and first.error is None
+    assert looping.attempts[0].degenerate and looping.markdown.strip() == TEXT
+    warnings = [r.getMessage() for r in caplog.records if "reasoning" in r.getMessage()]
+    assert len(warnings) == 1 and "--reasoning-parser" in warnings[0]
+
+
+def test_a_delta_of_reasoning_and_content_is_read_in_that_order():
+    """The event where a reasoning parser sees the reasoning end carries both parts;
+    a field that is not text is no text."""
+    from ovisocr_loader.client.transport import _Events, _StreamState
+
+    async def read(block: str) -> _Events:
+        transport = Transport("http://127.0.0.1:9/v1", None, Timeouts())
+        events = _Events(_StreamState(start=0.0), lambda text: None, None, transport,
+                         limit=1000)
+        events.take(block)
+        await transport.aclose()
+        return events
+
+    events = asyncio.run(read('data: {"choices":[{"index":0,"delta":{"reasoning":"# Ti",'
+                '"content":"tle"},"finish_reason":null}]}\n'
+                'data: {"choices":[{"index":0,"delta":{"content":7,"reasoning":null},'
+                '"finish_reason":"stop"}]}\n'))
+    assert events.state.parts == ["# Title"] and events.state.finish_reason == "stop"
+
+
 def test_stopping_the_simulator_closes_every_connection_it_holds():
     """Open connections, idle or mid-request, are closed by stop(): one left to the
     garbage collector is reported as unclosed in whichever later test collects it."""
@@ -247,23 +289,26 @@ def test_stopping_the_simulator_closes_every_connection_it_holds():
             client.close()
 
 
-@pytest.mark.parametrize("options", [{"stream_interval": 0}, {"sse_line_ending": "\r"}])
+@pytest.mark.parametrize("options", [{"stream_interval": 0}, {"sse_line_ending": "\r"},
+                                     {"text_fields": ()}, {"text_fields": ("thought",)}])
 def test_the_simulator_refuses_a_framing_vllm_cannot_send(options: dict[str, object]):
     with pytest.raises(ValueError, match=next(iter(options))):
         Simulator(**options)
 
 
-@pytest.mark.parametrize(("max_tokens", "finish"), [(4096, "stop"), (5, "length")])
+@pytest.mark.parametrize(("max_tokens", "finish", "fields"), [
+    (4096, "stop", ("content",)), (5, "length", ("content",)), (4096, "stop", ("reasoning",))])
 def test_the_simulator_answers_a_request_without_stream_in_one_chat_completion(
-        max_tokens: int, finish: str):
+        max_tokens: int, finish: str, fields: tuple[str, ...]):
     """``stream: false`` (curl, or the openai client's default) gets vLLM's whole
-    ``chat.completion``, cut at ``max_tokens`` with ``finish_reason: length``."""
+    ``chat.completion``, cut at ``max_tokens`` with ``finish_reason: length``; a
+    misrouted answer comes as ``reasoning`` with ``content: null``."""
     import httpx
 
     from ovisocr_loader.testing import tokenize
 
     text = "The quick brown fox jumps over the lazy dog."
-    with Simulator() as sim:
+    with Simulator(text_fields=fields) as sim:
         sim.register(4244, text)
         body = {**_chat_body(sim, 4244), "stream": False, "max_tokens": max_tokens}
         answer = httpx.post(f"{sim.base_url}/chat/completions", json=body, timeout=30).json()
@@ -271,7 +316,8 @@ def test_the_simulator_answers_a_request_without_stream_in_one_chat_completion(
     tokens = tokenize(text)[:max_tokens]
     assert (answer["object"], answer["model"]) == ("chat.completion", sim.model)
     assert answer["id"].startswith("chatcmpl-")
-    assert choice["message"] == {"role": "assistant", "content": "".join(tokens)}
+    assert choice["message"] == {"role": "assistant", "content": None,
+                                 **dict.fromkeys(fields, "".join(tokens))}
     assert choice["finish_reason"] == finish
     assert answer["usage"]["completion_tokens"] == len(tokens)
 

@@ -94,6 +94,8 @@ class Transport:
         self._pacing = chat_stream.ReadPacing()
         #: answer characters received on every stream so far (the adaptive rate)
         self.streamed_chars = 0
+        #: whether this endpoint was seen sending the answer as reasoning (warned once)
+        self.sends_reasoning = False
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -244,12 +246,25 @@ class _Events:
         if not choices:
             return False
         choice = choices[0]
-        delta = (choice.get("delta") or {}).get("content")
-        if delta and self._delta(delta):
+        if self._delta(self._answer_text(choice.get("delta") or {})):
             return True
         if choice.get("finish_reason") is not None:
             self.state.finish_reason = str(choice["finish_reason"])
         return False
+
+    def _answer_text(self, delta: dict[str, Any]) -> str:
+        """The answer's text in one delta: its ``content``, after any text a reasoning
+        parser put in ``reasoning`` (or ``reasoning_content``, the older name, which
+        some releases send beside it). Thinking is disabled, so that text is the
+        page's: a vLLM started with ``--reasoning-parser qwen3`` has been seen to send
+        a whole thinking-disabled answer so (vllm-project/vllm#40816)."""
+        reasoning = _text(delta, "reasoning") or _text(delta, "reasoning_content")
+        if reasoning and not self.transport.sends_reasoning:
+            self.transport.sends_reasoning = True
+            log.warning("%s sends the page text as reasoning (vLLM's --reasoning-parser "
+                        "does so with thinking disabled); read as the page's text. Serve "
+                        "OvisOCR2 without --reasoning-parser.", self.url)
+        return reasoning + _text(delta, "content")
 
     def _delta(self, text: str) -> bool:
         if not text:
@@ -268,6 +283,11 @@ class _Events:
         state.parts.append(text)
         state.verdict = self.on_text(text)
         return state.verdict is not None
+
+
+def _text(delta: dict[str, Any], key: str) -> str:
+    value = delta.get(key)
+    return value if isinstance(value, str) else ""
 
 
 def _cancelled_by_caller() -> bool:

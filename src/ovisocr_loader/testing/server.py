@@ -51,6 +51,8 @@ from .wire import CompletionStream, Disconnected, completion, send, send_json
 log = logging.getLogger("ovisocr_loader.testing")
 
 DEFAULT_MODEL = "ATH-MaaS/OvisOCR2"
+#: where a chat-completion delta can carry the answer's text (see Simulator.text_fields)
+TEXT_FIELDS = ("content", "reasoning", "reasoning_content")
 _MIN_TICK = 0.005
 
 
@@ -112,17 +114,25 @@ class Simulator:
                  port: int = 0, host: str = "127.0.0.1", max_num_seqs: int = 256,
                  synthetic_tokens: int = 600, api_key: str | None = None,
                  kv_slots: int | None = None, metrics: bool = True,
-                 stream_interval: int = 1, sse_line_ending: str = "\n") -> None:
+                 stream_interval: int = 1, sse_line_ending: str = "\n",
+                 text_fields: tuple[str, ...] = ("content",)) -> None:
         if stream_interval < 1:
             raise ValueError("stream_interval must be at least 1")
         if sse_line_ending not in ("\n", "\r\n"):
             raise ValueError("sse_line_ending must be '\\n' or '\\r\\n'")
+        if not text_fields or not set(text_fields) <= set(TEXT_FIELDS):
+            raise ValueError(f"text_fields must be some of {TEXT_FIELDS}")
         self.model = model
         #: tokens per SSE event, as vLLM's ``--stream-interval`` (default 1, like vLLM)
         self.stream_interval = stream_interval
         #: how event lines end: vLLM's ``\n``, or ``\r\n`` as servers built on
         #: sse-starlette write them
         self.sse_line_ending = sse_line_ending
+        #: the delta fields the answer's text goes in: vLLM's ``content``; a vLLM started
+        #: with ``--reasoning-parser qwen3`` can misroute a thinking-disabled answer into
+        #: ``reasoning`` (vllm-project/vllm#40816); some releases send it twice, as
+        #: ``reasoning`` and ``reasoning_content``
+        self.text_fields = text_fields
         self.latency = latency or LatencyModel(speed=50.0)
         #: requests that fill the KV cache (None: never full); beyond it, preemptions
         self.kv_slots = kv_slots
@@ -476,7 +486,8 @@ class Simulator:
         await asyncio.sleep(self.latency.prefill_seconds() +
                             len(parts) / self.latency.tokens_per_second(self.running))
         record.finish_reason = finish
-        await send_json(writer, 200, completion(self.model, "".join(parts), finish, len(parts)))
+        await send_json(writer, 200, completion(self.model, "".join(parts), finish, len(parts),
+                                                   self.text_fields))
         return True
 
     async def _stream(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
@@ -489,7 +500,7 @@ class Simulator:
             await send(writer, 200, b"this is not an event stream\n\x00\x01{", "text/event-stream")
             return True
         stream = CompletionStream(writer, self.model, self.stream_interval,
-                                  self.sse_line_ending)
+                                  self.sse_line_ending, self.text_fields)
         await stream.open()
         await asyncio.sleep(self.latency.prefill_seconds())
         self._check_client(reader, record)

@@ -46,13 +46,14 @@ async def send_json(writer: asyncio.StreamWriter, status: int, payload: dict[str
     await send(writer, status, json.dumps(payload).encode(), "application/json", extra)
 
 
-def completion(model: str, content: str, finish: str, completion_tokens: int
-               ) -> dict[str, Any]:
+def completion(model: str, content: str, finish: str, completion_tokens: int,
+               text_fields: tuple[str, ...] = ("content",)) -> dict[str, Any]:
     """A whole (not streamed) chat completion, as vLLM answers ``stream: false``."""
+    message: dict[str, str | None] = {"role": "assistant", "content": None}
+    message.update(dict.fromkeys(text_fields, content))
     return {"id": _completion_id(), "object": "chat.completion", "created": int(time.time()),
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": finish}],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": usage(completion_tokens)}
 
 
@@ -72,11 +73,14 @@ class CompletionStream:
     Tokens wait until an event is full (vLLM's ``--stream-interval``) unless the
     stream ends; the events of one :meth:`send_tokens` call go out in one write. Lines
     end in ``line_ending`` (vLLM: ``\n``; servers built on sse-starlette: ``\r\n``).
+    The token text goes in each of the delta's ``text_fields`` (see
+    :attr:`Simulator.text_fields`).
     """
 
     def __init__(self, writer: asyncio.StreamWriter, model: str, interval: int,
-                 line_ending: str = "\n") -> None:
+                 line_ending: str = "\n", text_fields: tuple[str, ...] = ("content",)) -> None:
         self._writer = writer
+        self._text_fields = text_fields
         self._model = model
         self._interval = interval
         self._end_of_event = line_ending * 2
@@ -98,8 +102,9 @@ class CompletionStream:
         step = self._interval
         ready = len(self._pending) if flush else len(self._pending) - len(self._pending) % step
         if ready:
-            await self._send_events([self._choice({"content": "".join(self._pending[i:i + step])})
-                                     for i in range(0, ready, step)])
+            await self._send_events([
+                self._choice(dict.fromkeys(self._text_fields, "".join(self._pending[i:i + step])))
+                for i in range(0, ready, step)])
             del self._pending[:ready]
 
     async def send_raw(self, data: str) -> None:
