@@ -22,6 +22,10 @@ _IMG_TAG = re.compile(r"<img\b[^<>]*>", re.IGNORECASE)
 _DESCRIBED_IMAGE = re.compile(r"<img\b[^<>]*>.*?</img>", re.IGNORECASE)
 
 
+#: YAML front matter opening a page (olmOCR's ``primary_language: en``): about the
+#: page, not on it
+FRONT_MATTER = re.compile(r"\A\s*---[ \t]*\r?\n(?:[a-z][a-z0-9_]*:.*\n)+---[ \t]*$",
+                          re.MULTILINE)
 #: DeepSeek-OCR's grounding markers: layout, not words
 GROUNDING_MARKER = re.compile(r"<\|ref\|>[^<>]*?<\|/ref\|>[ \t]*<\|det\|>[^<>]*?<\|/det\|>")
 
@@ -36,7 +40,7 @@ EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 def visible_words(markdown: str, *, fences: bool = True) -> set[str]:
     """The words a reader sees: markup, fences (unless ``fences=False``) and image
     references removed."""
-    text = re.sub(r"<!--.*?-->", " ", markdown, flags=re.DOTALL)
+    text = re.sub(r"<!--.*?-->", " ", FRONT_MATTER.sub(" ", markdown), flags=re.DOTALL)
     text = GROUNDING_MARKER.sub(" ", text)
     text = _FENCE_LINE.sub(" ", text) if fences else text
     text = _MD_IMAGE.sub(lambda m: f" {m.group(1)} ", text)
@@ -184,8 +188,10 @@ def _unclosed_nested_table(table_html: str) -> bool:
 
 
 def _count_top_level_tables(markdown: str, elements: list[Element]) -> int:
-    """``<table>`` tags that are neither nested in a cell of an open table nor code."""
-    cell = re.compile(r"<t[dh]\b[^<>]*>\s*$", re.IGNORECASE)
+    """``<table>`` tags that are neither nested in a cell of an open table nor code (a
+    blank line ends an open table's HTML block, as in CommonMark: a ``<table>`` after
+    one starts a table of its own)."""
+    cell = re.compile(r"<t[dh]\b[^<>]*>[ \t]*(?:\r?\n[ \t]*)?\Z", re.IGNORECASE)
     count = depth = 0
     for tag in re.finditer(r"<table\b|</table\s*>", markdown, re.IGNORECASE):
         if _inside(tag.start(), elements, ("code",)):

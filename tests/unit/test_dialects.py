@@ -271,6 +271,9 @@ FRAGMENTS = st.sampled_from([
     "<|ref|>table_caption<|/ref|><|det|>[[5, 5, 1, 1]]<|/det|>", "<br>", "<b>", "</b>",
     "<sup>", "</sup>", "<sub>", "</sub>", "**", "\n===\n", "\n---\n",
     "<img>a chart</img>", "[tbl-0.html](tbl-0.html)",
+    # semantic tags, front matter
+    "<page_number>", "</page_number>", "<watermark>", "</watermark>", "<signature>",
+    "</signature>", "---\nprimary_language: en\n---\n",
 ])
 WORDS = st.from_regex(r"[A-Za-z][a-z0-9]{0,7}", fullmatch=True)
 
@@ -457,3 +460,72 @@ def test_html_document_properties(fenced, body, closed):
         assert "\x00" not in element.text
         assert "data-bbox" not in element.text or element.kind in ("formula", "table")
         assert element.bbox is None or all(0 <= v <= 999 for v in element.bbox)
+
+
+OLMOCR_PAGE = """---
+primary_language: en
+is_rotation_valid: True
+rotation_correction: 0
+is_table: False
+is_diagram: False
+---
+# Annual Report
+
+The company grew."""
+
+
+def test_front_matter_opening_the_page_describes_it_and_is_dropped():
+    elements = parse_page(OLMOCR_PAGE, 1)
+    assert [(e.kind, e.text) for e in elements] == [
+        ("heading", "Annual Report"), ("paragraph", "The company grew.")]
+    assert OLMOCR_PAGE[slice(*elements[0].span)] == "# Annual Report"
+    crlf = OLMOCR_PAGE.replace("\n", "\r\n")
+    assert [e.text for e in parse_page(crlf, 1)] == ["Annual Report", "The company grew."]
+
+
+@pytest.mark.parametrize("page", [
+    "---\nName: John Smith\nDate: 3 May 2019\n---\nSigned.",        # a form between rules
+    "Intro.\n\n---\nprimary_language: en\n---\nText.",              # not at the top
+    "---\nprimary_language: en\n\nText.",                            # never closed
+])
+def test_text_that_only_looks_like_front_matter_stays_text(page):
+    text = " ".join(e.text for e in parse_page(page, 1))
+    assert "Name: John Smith" in text or "primary_language: en" in text
+
+
+NANONETS_PAGE = """<watermark>CONFIDENTIAL</watermark>
+
+# Lease Agreement
+
+The tenant pays rent monthly, as set out on page <page_number>7</page_number>.
+
+☑ Deposit received ☐ Keys returned
+
+Signed: <signature>J. Smith</signature>
+
+<page_number>3/12</page_number>"""
+
+
+def test_nanonets_page_numbers_and_watermarks_are_furniture_and_tags_never_text():
+    elements = parse_page(NANONETS_PAGE, 1)
+    assert [(e.kind, e.text) for e in elements] == [
+        ("page_furniture", "CONFIDENTIAL"),
+        ("heading", "Lease Agreement"),
+        ("paragraph", "The tenant pays rent monthly, as set out on page 7."),
+        ("paragraph", "☑ Deposit received ☐ Keys returned"),
+        ("paragraph", "Signed: J. Smith"),
+        ("page_furniture", "3/12")]
+    doc = ParsedDocument(source="n.pdf", pages=[PageResult(
+        page_number=1, markdown=NANONETS_PAGE, elements=elements)])
+    (chunk,) = chunk_document(doc)
+    assert "CONFIDENTIAL" not in chunk.text and "3/12" not in chunk.text
+    assert "J. Smith" in chunk.text and "<" not in chunk.text
+
+
+def test_an_image_after_the_one_its_holder_boxes_is_another_figure():
+    page = ('<html><body><div class="image" data-bbox="100 100 400 400">'
+            '<img data-bbox="100 100 400 400"/><img src="y.png" alt="Logo"></div>')
+    figures = parse_page(page, 1, width=100, height=100)
+    assert [(e.kind, e.bbox, e.src, e.text) for e in figures] == [
+        ("figure", (100, 100, 400, 400), None, ""), ("figure", None, "y.png", "Logo")]
+    check_page(page, figures)

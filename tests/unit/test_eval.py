@@ -40,6 +40,9 @@ from ovisocr_loader.eval import (
     # grounding markers and image references carry no words
     ("<|ref|>title<|/ref|><|det|>[[1, 2, 3, 4]]<|/det|>\nReport "
      "![Figure](images/bbox_1_2_3_4.jpg) <img src='x.jpg' alt='chart'/>", "Report", 1, 1),
+    # front matter (olmOCR) is no words; tags with "_" go like any other, text kept
+    ("---\nprimary_language: en\nis_table: False\n---\nReport <page_number>3</page_number>",
+     "Report 3", 1, 1),
     # links keep their text, LaTeX control words go, entities decode
     ("[annual report](http://x.y) $\\frac{a}{b}$ R&amp;D", "annual report a b R&D", 1, 1),
     ("a", "", 0, 1),          # empty reference: every output word is wrong

@@ -150,7 +150,9 @@ class _Rewriter:
         before = self.markers[-1] if self.markers else None
         if before is not None and before.label in _IMAGE_HOLDERS and not self.text[
                 before.end:tag.start()].strip():
-            self.markers[-1] = replace(before, end=tag.end(), boxes=before.boxes or boxes)
+            # the holder has its image: it ends here (an image after it is another figure)
+            self.markers[-1] = replace(before, end=tag.end(), boxes=before.boxes or boxes,
+                                       limit=tag.end())
             return
         self.markers.append(Marker(tag.start(), tag.end(), "image", boxes, limit=tag.end()))
 

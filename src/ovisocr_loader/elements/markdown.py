@@ -34,6 +34,7 @@ from .grounding import apply_markers, read_markers
 from .html_document import DELETED, read_html_document
 from .model import Element, ElementKind, TableData
 from .normalise import normalise_page
+from .semantic_tags import furniture_spans, mark_tagged_furniture
 from .tables import parse_pipe_table, parse_table
 
 log = logging.getLogger("ovisocr_loader")
@@ -93,6 +94,7 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
         element.index = index
     mark_captions(elements)
     _mark_page_numbers(elements)
+    mark_tagged_furniture(elements, furniture_spans(markdown))
     return elements
 
 

@@ -11,7 +11,13 @@ wrote it and element spans stay valid against ``PageResult.markdown``:
   ``<span>``, ``<font>``, ``<figure>``...) lose their tags and keep their text;
 - HTML comments are dropped, except docling's ``<!-- image -->`` figure placeholder;
 - grounding markers (``<|ref|>title<|/ref|><|det|>[[...]]<|/det|>``) are blanked: they
-  become kinds and boxes (:mod:`.grounding`).
+  become kinds and boxes (:mod:`.grounding`);
+- semantic tags (``<page_number>``, ``<watermark>``, ``<signature>``;
+  :mod:`.semantic_tags`) are deleted (:data:`~.html_document.DELETED` characters,
+  which element text drops: ``page <page_number>7</page_number>.`` reads ``page 7.``);
+- YAML front matter at the top of the page (olmOCR writes ``primary_language``,
+  ``rotation_correction``... between ``---`` lines before the text) is blanked: it
+  describes the page, it is not on it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from __future__ import annotations
 import re
 
 from .grounding import MARKER as GROUNDING_MARKER
+from .html_document import DELETED
+from .semantic_tags import TAG as SEMANTIC_TAG
 
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*?)[ \t]*$")
 _MARKDOWN_TAGS = {"markdown", "md", "mdx", "gfm"}
@@ -30,6 +38,10 @@ _COMMENT = re.compile(r"<!--(?!\s*image\s*-->).*?-->", re.DOTALL | re.IGNORECASE
 _STRONG_MARKDOWN = re.compile(
     r"<table|^[ \t]*\$\$|^[ \t]*\\\[|<img\b|!\[[^\]\n]*\]\(|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*\|",
     re.IGNORECASE | re.MULTILINE)
+#: ``key: value`` lines between ``---`` lines opening the page (keys as YAML front
+#: matter writes them: lower-case words joined by ``_``, never a form's ``Name:``)
+FRONT_MATTER = re.compile(
+    r"\A\s*---[ \t]*\r?\n(?:[a-z][a-z0-9_]*:[^\n]*\n)+---[ \t]*(?=\r?\n|\Z)")
 _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 _CODE_LINE = re.compile(r"[;{}]\s*$|^\s*(?:def|class|import|from|return|for|while|if)\b|\s=\s",
                         re.MULTILINE)
@@ -41,11 +53,16 @@ def normalise_page(text: str) -> str:
     """``text`` with fences around Markdown and wrapper markup blanked (same length)."""
     fences, code = _fences(text)
     blanks = list(fences)
+    front_matter = FRONT_MATTER.match(text)
+    if front_matter is not None:
+        blanks.append(front_matter.span())
     for match in (*_WRAPPER.finditer(text), *_COMMENT.finditer(text),
                   *GROUNDING_MARKER.finditer(text)):
         if not _inside(match.start(), code):
             blanks.append(match.span())
-    return _blank(text, blanks)
+    tags = [match.span() for match in SEMANTIC_TAG.finditer(text)
+            if not _inside(match.start(), code)]
+    return _blank(_blank(text, blanks), tags, DELETED)
 
 
 def _fences(text: str) -> tuple[list[Span], list[Span]]:
@@ -106,12 +123,12 @@ def _inside(position: int, regions: list[Span]) -> bool:
     return any(start <= position < end for start, end in regions)
 
 
-def _blank(text: str, spans: list[Span]) -> str:
+def _blank(text: str, spans: list[Span], fill: str = " ") -> str:
     if not spans:
         return text
     chars = list(text)
     for start, end in spans:
         for k in range(start, end):
             if chars[k] not in "\r\n":
-                chars[k] = " "
+                chars[k] = fill
     return "".join(chars)

@@ -3,10 +3,12 @@
 The rule (:func:`words`), applied alike to a model's output and to a reference:
 
 1. Unicode NFKC, then case folding (``Straße`` and ``STRASSE`` are one word).
-2. Markup removed: HTML comments; grounding markers (``<|ref|>…<|/det|>``) with their
-   labels and boxes; image references (``![alt](src)``, ``<img …>``) whole, for a
-   transcription holds no figure names; other HTML tags (their text kept, entities
-   decoded); a Markdown link ``[text](url)`` as its text; LaTeX control words
+2. Markup removed: YAML front matter opening the page (olmOCR's
+   ``primary_language: en``...); HTML comments; grounding markers
+   (``<|ref|>…<|/det|>``) with their labels and boxes; image references
+   (``![alt](src)``, ``<img …>``) whole, for a transcription holds no figure names;
+   other tags (``<td>``, ``<page_number>``: their text kept, entities decoded); a
+   Markdown link ``[text](url)`` as its text; LaTeX control words
    (``\\frac``, ``\\mathrm``) with their arguments kept. Everything else that is not a
    word (heading ``#``, list markers, emphasis, table ``|`` borders and rules) is
    punctuation and never part of one.
@@ -29,12 +31,13 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..elements.grounding import MARKER as GROUNDING_MARKER
+from ..elements.normalise import FRONT_MATTER
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _MD_IMAGE = re.compile(r"!\[[^\]\n]*\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
 _IMG_TAG = re.compile(r"<img\b[^<>]*>", re.IGNORECASE)
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^()\s]*\)")
-_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*\b[^<>]*>")
+_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")   # <td>, <br/>, <page_number>
 _LATEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   "\U00020000-\U0002fa1f]")
@@ -43,7 +46,8 @@ _WORD = re.compile(r"[^\W_]+(?:[.,'’\-][^\W_]+)*")
 
 def words(text: str) -> Counter[str]:
     """The bag of words of a page or document, by the rule above."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text)
+    text = FRONT_MATTER.sub("", text).casefold()
     text = _COMMENT.sub(" ", text)
     text = GROUNDING_MARKER.sub(" ", text)
     text = _IMG_TAG.sub(" ", _MD_IMAGE.sub(" ", text))
