@@ -206,8 +206,11 @@ def test_the_simulator_streams_stream_interval_tokens_per_event_like_vllm(
     lines = raw.split(line_ending)
     assert all("\r" not in line and "\n" not in line for line in lines)
     events = [line[6:] for line in lines if line.startswith("data: ")]
-    deltas = [choice["delta"].get("content") for e in events if e != "[DONE]"
-              for choice in jsonlib.loads(e)["choices"]]
+    choices = [choice for e in events if e != "[DONE]" for choice in jsonlib.loads(e)["choices"]]
+    assert all(list(choice)[:4] == ["index", "delta", "logprobs", "finish_reason"]
+               for choice in choices)                  # vLLM's fields, in its order
+    assert [c["stop_reason"] for c in choices if c["finish_reason"]] == [None]
+    deltas = [choice["delta"].get("content") for choice in choices]
     contents = [d for d in deltas if d]
     tokens = tokenize(text)
     assert "".join(contents) == text

@@ -129,7 +129,9 @@ class CompletionStream:
 
     def _choice(self, delta: dict[str, str], finish: str | None = None) -> dict[str, Any]:
         return {**self._envelope(),
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                             "finish_reason": finish,
+                             **({"stop_reason": None} if finish is not None else {})}]}
 
     async def _send_events(self, events: list[dict[str, Any] | str]) -> None:
         await _write_chunk(self._writer, b"".join(
