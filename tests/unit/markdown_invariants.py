@@ -48,6 +48,8 @@ def visible_words(markdown: str, *, fences: bool = True) -> set[str]:
     text = re.sub(r"<sub\b[^<>]*>", "_", text, flags=re.IGNORECASE)
     text = re.sub(r"</?(?:sup|sub|b|i|u|em|strong)\b[^<>]*>", "", text, flags=re.IGNORECASE)
     text = re.sub(r"<[^<>]*>", " ", text)
+    # a <table> tag cut off at the end of its line (output cut mid-tag) is markup too
+    text = re.sub(r"<table\b[^<>\n]*$", " ", text, flags=re.IGNORECASE | re.MULTILINE)
     words = re.findall(r"\w+", html.unescape(text).replace("think", ""))
     # the subscript mark is read only inside cells: around a word it is no part of it
     return {w.strip("_") for w in words if w.strip("_")}

@@ -3,6 +3,8 @@ pipe tables, equation numbers, captions; every page also passes the invariants."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,7 +13,7 @@ from ovisocr_loader import PageResult, ParsedDocument, chunk_document
 from ovisocr_loader.elements import parse_page, parse_table
 from ovisocr_loader.elements.normalise import normalise_page
 
-from .markdown_invariants import WRAPPER_MARKUP, check_page
+from .markdown_invariants import WRAPPER_MARKUP, check_page, lost_words
 
 TWO_ROW_HEAD = """<table><thead><tr><th rowspan="2">PAHs compounds</th>
 <th colspan="3">% Recovery</th></tr><tr><th>Soxtec</th><th>Soxhlet</th><th>PLE</th></tr>
@@ -529,3 +531,108 @@ def test_an_image_after_the_one_its_holder_boxes_is_another_figure():
     assert [(e.kind, e.bbox, e.src, e.text) for e in figures] == [
         ("figure", (100, 100, 400, 400), None, ""), ("figure", None, "y.png", "Logo")]
     check_page(page, figures)
+
+
+DOTS_CELLS = [
+    {"bbox": [100, 50, 900, 100], "category": "Page-header", "text": "Annual Report 2019"},
+    {"bbox": [100, 120, 900, 180], "category": "Title", "text": "Harbour Statistics"},
+    {"bbox": [100, 200, 900, 240], "category": "Section-header", "text": "## 1. Overview"},
+    {"bbox": [100, 250, 900, 400], "category": "Text",
+     "text": 'The fleet "grew" to 5 m² of tanks.\n\nA second paragraph, café 😀.'},
+    {"bbox": [100, 420, 500, 700], "category": "Picture"},
+    {"bbox": [100, 710, 900, 740], "category": "Caption",
+     "text": "Figure 1: Maps of the two harbours."},
+    {"bbox": [100, 750, 900, 800], "category": "Formula", "text": "E = mc^2 \\quad x"},
+    {"bbox": [100, 810, 900, 1000], "category": "Table",
+     "text": '<table><tr><td colspan="2">Calls</td></tr><tr><td>North</td><td>12</td></tr>'
+             '</table>'},
+    {"bbox": [400, 1900, 600, 1950], "category": "Page-footer", "text": "3"},
+]
+
+
+@pytest.mark.parametrize("page", [
+    json.dumps(DOTS_CELLS, ensure_ascii=False),
+    "```json\n" + json.dumps(DOTS_CELLS, indent=2) + "\n```",     # \uXXXX escapes, fenced
+])
+def test_a_dots_ocr_layout_json_page_parses_into_the_same_elements(page):
+    elements = parse_page(page, 1, width=1000, height=2000, page_size_pt=(500.0, 1000.0))
+    assert [(e.kind, e.level, e.text) for e in elements] == [
+        ("page_furniture", None, "Annual Report 2019"),
+        ("heading", 1, "Harbour Statistics"),
+        ("heading", 2, "1. Overview"),
+        ("paragraph", None, 'The fleet "grew" to 5 m² of tanks.'),
+        ("paragraph", None, "A second paragraph, café 😀."),
+        ("figure", None, ""),
+        ("caption", None, "Figure 1: Maps of the two harbours."),
+        ("formula", None, "E = mc^2 \\quad x"),
+        ("table", None, "Calls | Calls\nNorth Calls: 12"),
+        ("page_furniture", None, "3")]
+    title, figure, formula, table = elements[1], elements[5], elements[7], elements[8]
+    assert title.bbox == (100, 60, 900, 90)             # pixels of the image sent, 0-999
+    assert title.pdf_bbox == (50, 60, 450, 90) and figure.bbox == (100, 210, 500, 350)
+    assert "Harbour Statistics" in page[title.span[0]:title.span[1]]
+    assert formula.latex == "E = mc^2 \\quad x"
+    assert table.table is not None and table.table.rows == [["Calls", "Calls"], ["North", "12"]]
+    doc = ParsedDocument(source="d.pdf", pages=[PageResult(page_number=1, markdown=page,
+                                                           elements=elements)])
+    for text in [e.text for e in elements] + [c.text for c in chunk_document(doc, 64)]:
+        assert "category" not in text and "bbox" not in text and "\x00" not in text
+
+
+def test_a_layout_json_page_cut_off_keeps_what_was_written():
+    page = json.dumps(DOTS_CELLS)
+    cut = page[:page.index("second paragraph") + 6]
+    elements = parse_page(cut, 1)
+    assert [e.text for e in elements][-2:] == ['The fleet "grew" to 5 m² of tanks.', "A second"]
+    assert all(e.bbox is None for e in elements)       # the image size is unknown
+    assert elements[0].kind == "page_furniture" and elements[1].kind == "heading"
+
+
+@pytest.mark.parametrize("page", [
+    "[1] A reference list entry.",
+    '```json\n{"name": "value"}\n```',
+    '[{"name": "value"}]',
+])
+def test_text_that_only_looks_like_a_layout_json_page_stays_what_it_was(page):
+    elements = parse_page(page, 1)
+    assert "".join(e.text for e in elements).replace("```json\n", "").strip() in (
+        page, '{"name": "value"}')
+
+
+#: cell texts: other dialects' fragments, words, any characters (JSON escapes them)
+LAYOUT_TEXT = st.lists(st.one_of(FRAGMENTS, WORDS, st.text(st.characters(
+    blacklist_categories=("Cs",)), max_size=10)), max_size=8).map("".join)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["Text", "Title", "Table", "Picture", "Caption",
+                                            "Formula", "Page-footer", "List-item"]),
+                          LAYOUT_TEXT, st.lists(st.integers(-5, 3000), max_size=5)),
+                max_size=8),
+       st.booleans(), st.floats(0, 1))
+def test_layout_json_pages_keep_every_word_and_no_json(cells, ascii_only, cut):
+    page = json.dumps([{"bbox": box, "category": category, "text": text}
+                       for category, text, box in cells], ensure_ascii=ascii_only)
+    elements = parse_page(page, 1, width=640, height=480)
+    # the cells' texts are Markdown, read as one page of blocks
+    assert not lost_words("\n\n".join(text for _, text, _ in cells), elements)
+    assert not any('"category"' in e.text or "\x00" in e.text for e in elements)
+    parse_page(page[:int(len(page) * cut)], 1, width=640, height=480)   # never raises
+
+
+def test_an_html_document_reads_a_table_opened_in_an_open_table_as_the_block_parser_does():
+    """Outside a cell, a ``<table>`` in an open table starts a new one (the open one was
+    cut off): what follows the new one's end is the page again, not the first table."""
+    page = ("<html><body><table><tr><td>a</td></tr><table><tr><td>b</td></tr></table>"
+            "<h1>Title</h1><p>Text</p>")
+    elements = parse_page(page, 1)
+    assert [(e.kind, e.text) for e in elements] == [
+        ("table", "a"), ("table", "b"), ("heading", "Title"), ("paragraph", "Text")]
+    check_page(page, elements)
+
+
+@pytest.mark.parametrize("page", ["0\x85---\nprimary: en\n---\n", "Intro\u2028# Head\n\ntext",
+                                  "a\x0cb\n\n| x |\x85| y |\n|---|\n| 1 |"])
+def test_lines_end_only_at_line_breaks_as_in_commonmark(page):
+    """``str.splitlines`` also breaks at NEL, LINE SEPARATOR and form feeds; the block
+    parser did, the rest of the parser did not, and a word was lost between them."""
+    check_page(page, parse_page(page, 1))

@@ -34,11 +34,14 @@ HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 SETEXT_UNDERLINE = re.compile(r"^[ \t]{0,3}(={2,}|-{2,})[ \t]*$")
 LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+\S")
 EQUATION_NUMBER = re.compile(r"^[ \t]*[(\[]([\w.\-']{1,12})[)\]][ \t]*$")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _THINK = re.compile(r"^[ \t]*</?think>[ \t]*$")
 _TABLE_TAG = re.compile(r"<table\b|</table\s*>", re.IGNORECASE)
 _TABLE_OPEN = re.compile(r"<table\b", re.IGNORECASE)
-_IN_CELL = re.compile(r"<t[dh]\b[^<>]*>\s*$", re.IGNORECASE)  # a table nested in a cell
+#: what stands right before a ``<table>`` nested in a cell; one opened anywhere else
+#: while a table is open starts a new table (the open one was cut off)
+_NESTS_TABLE = re.compile(r"<t[dh]\b[^<>]*>\s*$", re.IGNORECASE)
 #: a line that goes on with an open table (after a blank line, anything else ends it)
 TABLE_MARKUP = re.compile(r"^[ \t]*</?(?:tr|td|th|thead|tbody|tfoot|caption|col|colgroup)\b",
                           re.IGNORECASE)
@@ -54,6 +57,18 @@ class Block:
     end: int
 
 
+def nests_table(text: str, position: int) -> bool:
+    """Whether a ``<table>`` at ``position``, inside an open table, is nested in a cell."""
+    return bool(_NESTS_TABLE.search(text[max(0, position - 400):position]))
+
+
+def split_lines(text: str) -> list[str]:
+    """The page's lines, each with its line ending: ``\n``, ``\r\n`` or ``\r`` as in
+    CommonMark (``str.splitlines`` also breaks at ``\x85``, ``\u2028``, form feeds...,
+    where the rest of the parser, reading ``\n``, sees one line)."""
+    return _LINE.findall(text)
+
+
 def split_blocks(text: str) -> list[Block]:
     """The blocks of a (normalised) page, in reading order."""
     return _Scanner(text).run()
@@ -66,7 +81,7 @@ class _Scanner:
         self.text = text
         self.lines: list[tuple[int, int]] = []
         pos = 0
-        for line in text.splitlines(keepends=True):
+        for line in split_lines(text):
             self.lines.append((pos, pos + len(line)))
             pos += len(line)
         self.starts = [start for start, _ in self.lines]
@@ -162,8 +177,7 @@ class _Scanner:
             for tag in _TABLE_TAG.finditer(self.text, max(cursor, self.lines[j][0]),
                                            self.lines[j][1]):
                 opens = tag.group().lower().startswith("<table")
-                if opens and depth > 0 and not _IN_CELL.search(
-                        self.text[max(0, tag.start() - 400):tag.start()]):
+                if opens and depth > 0 and not nests_table(self.text, tag.start()):
                     self.emit("table", pos, tag.start())   # a new table: this one was cut
                     return self._from(tag.start(), j)
                 depth += 1 if opens else -1

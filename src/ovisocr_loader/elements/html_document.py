@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from .blocks import TABLE_MARKUP
+from .blocks import TABLE_MARKUP, nests_table
 from .figures import Box, attribute, to_model_frame, valid_box
 from .grounding import Marker
 
@@ -101,6 +101,8 @@ class _Rewriter:
             self.table_depth = 0
         self.last_tag_end = tag.end()
         if name == "table":
+            if not closing and self.table_depth and not nests_table(self.text, tag.start()):
+                self.table_depth = 0   # as the block parser reads it: the open one was cut
             self.table_depth = max(0, self.table_depth + (-1 if closing else 1))
             if not closing and self.table_depth == 1:
                 self._mark(tag, "table", tag.start())

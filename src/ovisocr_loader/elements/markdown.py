@@ -32,6 +32,7 @@ from .figures import (
 from .formulas import split_formula
 from .grounding import apply_markers, read_markers
 from .html_document import DELETED, read_html_document
+from .layout_json import read_layout_json
 from .model import Element, ElementKind, TableData
 from .normalise import normalise_page
 from .semantic_tags import furniture_spans, mark_tagged_furniture
@@ -78,11 +79,14 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
     (in the sent image's frame) are mapped back onto the stored page.
     """
     geometry = PageGeometry(width, height, page_size_pt, rotation)
-    document = read_html_document(markdown, geometry.sent_size)
-    text = normalise_page(document.text if document else markdown)
+    document = read_html_document(markdown, geometry.sent_size) or read_layout_json(
+        markdown, geometry.sent_size)
+    # tables are parsed from the HTML as written (in a JSON page: its strings decoded)
+    written = document.text if document else markdown
+    text = normalise_page(written)
     elements: list[Element] = []
     for block in split_blocks(text):
-        elements.extend(_elements(block, markdown, text, page_number, geometry))
+        elements.extend(_elements(block, written, text, page_number, geometry))
     markers = sorted(read_markers(markdown) + (document.markers if document else []),
                      key=lambda marker: marker.start)
     if document:
@@ -120,7 +124,7 @@ def _elements(block: Block, original: str, text: str, page: int, geometry: PageG
     span = (block.start, block.end)
     source = text[block.start:block.end]
     if block.kind == "table":
-        table = parse_table(original[block.start:block.end])
+        table = parse_table(original[block.start:block.end].replace(DELETED, ""))
         return [Element(kind="table", text=table.to_text(), page_number=page, index=0,
                         span=span, table=table)]
     if block.kind == "pipe_table":

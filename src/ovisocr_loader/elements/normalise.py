@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from .blocks import split_lines
 from .grounding import MARKER as GROUNDING_MARKER
 from .html_document import DELETED
 from .semantic_tags import TAG as SEMANTIC_TAG
@@ -67,7 +68,7 @@ def normalise_page(text: str) -> str:
 
 def _fences(text: str) -> tuple[list[Span], list[Span]]:
     """(fence lines to blank, code regions to keep), scanning fences in order."""
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))

@@ -287,7 +287,7 @@ def parse_pipe_table(source: str) -> TableData:
     """A GFM pipe table: rows above the delimiter row are the header (inferred without one)."""
     rows: list[list[str]] = []
     header_rows = 0
-    for line in source.splitlines():
+    for line in re.split(r"\r\n|\r|\n", source):   # the block parser's lines
         if not line.strip():
             continue
         if is_delimiter_row(line):
