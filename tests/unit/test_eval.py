@@ -43,6 +43,9 @@ from ovisocr_loader.eval import (
     # front matter (olmOCR) is no words; tags with "_" go like any other, text kept
     ("---\nprimary_language: en\nis_table: False\n---\nReport <page_number>3</page_number>",
      "Report 3", 1, 1),
+    # a layout-JSON page (dots.ocr) is its cells' texts, escapes decoded
+    ('[{"bbox": [1, 2, 3, 4], "category": "Title", "text": "Caf\\u00e9 \\"Nord\\""}, '
+     '{"bbox": [5, 6, 7, 8], "category": "Picture"}]', "Café Nord", 1, 1),
     # links keep their text, LaTeX control words go, entities decode
     ("[annual report](http://x.y) $\\frac{a}{b}$ R&amp;D", "annual report a b R&D", 1, 1),
     ("a", "", 0, 1),          # empty reference: every output word is wrong

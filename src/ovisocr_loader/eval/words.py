@@ -3,8 +3,9 @@
 The rule (:func:`words`), applied alike to a model's output and to a reference:
 
 1. Unicode NFKC, then case folding (``Straße`` and ``STRASSE`` are one word).
-2. Markup removed: YAML front matter opening the page (olmOCR's
-   ``primary_language: en``...); HTML comments; grounding markers
+2. Markup removed: a layout-JSON page (dots.ocr's ``[{"bbox": ..., "category": ...,
+   "text": ...}]``) is read as its cells' texts; YAML front matter opening the page
+   (olmOCR's ``primary_language: en``...); HTML comments; grounding markers
    (``<|ref|>…<|/det|>``) with their labels and boxes; image references
    (``![alt](src)``, ``<img …>``) whole, for a transcription holds no figure names;
    other tags (``<td>``, ``<page_number>``: their text kept, entities decoded); a
@@ -31,6 +32,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..elements.grounding import MARKER as GROUNDING_MARKER
+from ..elements.html_document import DELETED
+from ..elements.layout_json import read_layout_json
 from ..elements.normalise import FRONT_MATTER
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -46,7 +49,8 @@ _WORD = re.compile(r"[^\W_]+(?:[.,'’\-][^\W_]+)*")
 
 def words(text: str) -> Counter[str]:
     """The bag of words of a page or document, by the rule above."""
-    text = unicodedata.normalize("NFKC", text)
+    layout = read_layout_json(text)
+    text = unicodedata.normalize("NFKC", layout.text.replace(DELETED, "") if layout else text)
     text = FRONT_MATTER.sub("", text).casefold()
     text = _COMMENT.sub(" ", text)
     text = GROUNDING_MARKER.sub(" ", text)
