@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .figures import IMAGE_REF
+from .latex_tables import LATEX_TABLE_OPEN
 from .tables import is_delimiter_row
 
-BlockKind = Literal["table", "pipe_table", "formula", "code", "heading", "list", "paragraph",
-                    "image_line"]
+BlockKind = Literal["table", "pipe_table", "latex_table", "formula", "code", "heading", "list",
+                    "paragraph", "image_line"]
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 #: the line under a setext heading: ``===`` (level 1) or ``---`` (level 2)
@@ -141,6 +142,9 @@ class _Scanner:
             if table.start() > 0 and rest[:table.start()].strip():
                 self.emit("paragraph", pos, pos + table.start())
             return self._table(pos + table.start(), i)
+        latex_table = LATEX_TABLE_OPEN.match(rest)
+        if latex_table is not None:
+            return self._latex_table(pos, i, latex_table.group(1))
         if _DISPLAY_OPEN.match(rest):
             return self._formula(pos, i)
         if IMAGE_REF.match(rest):
@@ -191,6 +195,20 @@ class _Scanner:
             j = following
         self.emit("table", pos, self.lines[last][1])   # never closed: truncated
         return last + 1
+
+    def _latex_table(self, pos: int, i: int, environment: str) -> int:
+        """A LaTeX table to its ``\\end{...}``; never closed (cut off), to the end of
+        its paragraph."""
+        close = f"\\end{{{environment}}}"
+        end = self.text.find(close, pos)
+        if end >= 0:
+            self.emit("latex_table", pos, end + len(close))
+            return self._continue_after(end + len(close), self.line_of(end))
+        j = i
+        while j + 1 < len(self.lines) and not self.blank(j + 1):
+            j += 1
+        self.emit("latex_table", pos, self.lines[j][1])
+        return j + 1
 
     def _table_markup(self, i: int) -> bool:
         return bool(TABLE_MARKUP.match(self.line(i)))
@@ -264,5 +282,6 @@ class _Scanner:
         line = self.line(j)
         stripped = line.strip()
         return bool(_TABLE_OPEN.search(stripped) or (formulas and _DISPLAY_OPEN.match(stripped))
+                    or LATEX_TABLE_OPEN.match(stripped)
                     or IMAGE_REF.match(stripped) or HEADING.match(stripped)
                     or _FENCE.match(line) or self._pipe_table_end(j) is not None)

@@ -32,6 +32,7 @@ from .figures import (
 from .formulas import split_formula
 from .grounding import apply_markers, read_markers
 from .html_document import DELETED, read_html_document
+from .latex_tables import caption_span, parse_latex_table
 from .layout_json import read_layout_json
 from .model import Element, ElementKind, TableData
 from .normalise import normalise_page
@@ -127,6 +128,8 @@ def _elements(block: Block, original: str, text: str, page: int, geometry: PageG
         table = parse_table(original[block.start:block.end].replace(DELETED, ""))
         return [Element(kind="table", text=table.to_text(), page_number=page, index=0,
                         span=span, table=table)]
+    if block.kind == "latex_table":
+        return _latex_table(source, block.start, page)
     if block.kind == "pipe_table":
         table = parse_pipe_table(source)
         return [Element(kind="table", text=table.to_text(), page_number=page, index=0,
@@ -146,6 +149,19 @@ def _elements(block: Block, original: str, text: str, page: int, geometry: PageG
                         table=TableData(rows=[], html=""), src=placeholder.group("src"))]
     kind: ElementKind = "list" if block.kind == "list" else "paragraph"
     return _with_figures(kind, source, block.start, page, geometry)
+
+
+def _latex_table(source: str, start: int, page: int) -> list[Element]:
+    """A LaTeX table, and its ``\\caption`` as a caption where it stands."""
+    parsed = parse_latex_table(source)
+    table = Element(kind="table", text=parsed.table.to_text(), page_number=page, index=0,
+                    span=(start, start + len(source)), table=parsed.table)
+    at = caption_span(source)
+    if parsed.caption is None or at is None:
+        return [table]
+    caption = Element(kind="caption", text=parsed.caption, page_number=page, index=0,
+                      span=(start + at[0], start + at[1]))
+    return [caption, table] if at[0] < parsed.tabular_at else [table, caption]
 
 
 def _drop_deleted(elements: list[Element]) -> None:
