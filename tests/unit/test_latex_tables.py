@@ -107,3 +107,12 @@ def test_latex_tables_keep_every_word_in_a_rectangular_grid(rows, closed, cut):
     assert all(w in cells for w in written)
     assert table.truncated is not closed and 0 <= table.header_rows <= len(table.rows)
     parse_page(source[:int(len(source) * cut)], 1)   # cut anywhere: never raises
+
+
+@pytest.mark.parametrize(("source", "caption"), [
+    ("\\begin{table}\\caption{Results of the", "Results of the"),     # cut off inside it
+    ("\\begin{table}\\caption[Short]{Results \\emph{all}}\\end{table}", "Results all"),
+    ("\\begin{table}\\begin{tabular}{l}a\\end{tabular}\\end{table}", None),
+])
+def test_a_float_caption_is_read_whole(source, caption):
+    assert parse_latex_table(source).caption == caption

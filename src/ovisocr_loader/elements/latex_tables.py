@@ -23,6 +23,7 @@ LATEX_TABLE_OPEN = re.compile(r"\\begin\{(table\*?|tabular[x*]?|longtable)\}")
 _TABULAR = re.compile(r"\\begin\{(tabular[x*]?|longtable)\}")
 _RULE = re.compile(r"\\(?:hline|toprule|midrule|bottomrule|cmidrule|cline|hhline)\b"
                    r"(?:\([^)]*\))?(?:\{[^{}]*\})?\s*")
+_LEADING_RULES = re.compile(rf"\s*(?:{_RULE.pattern})*")
 #: a rule across the whole table (a partial one, ``\\cline``, sits inside a header)
 _FULL_RULE = re.compile(r"\\(?:hline|midrule|hhline)\b")
 _SPAN = re.compile(r"\\(multicolumn|multirow)\s*(?:\[[^\]]*\])?\s*\{\s*(\d{1,3})\s*\}")
@@ -69,7 +70,9 @@ def _caption(source: str) -> str | None:
     opening = _CAPTION.search(source)
     if opening is None:
         return None
-    return _plain(source[opening.end():_group_end(source, opening.end() - 1) - 1]) or None
+    close = _group_end(source, opening.end() - 1)
+    closed = close < len(source) or source.endswith("}")   # else cut off inside it
+    return _plain(source[opening.end():close - 1 if closed else close]) or None
 
 
 def _grid(body: str) -> tuple[list[list[str]], int]:
@@ -80,7 +83,9 @@ def _grid(body: str) -> tuple[list[list[str]], int]:
     for raw in _split(body, "\\\\"):
         if _RULE.sub("", raw).strip() == "" and not rows:
             continue
-        if rows and ruled_after is None and _FULL_RULE.search(_leading_rules(raw)):
+        leading_rules = _LEADING_RULES.match(raw)
+        assert leading_rules is not None   # it matches the empty string too
+        if rows and ruled_after is None and _FULL_RULE.search(leading_rules.group()):
             ruled_after = len(rows)
         cells = _split(_RULE.sub("", raw).lstrip(), "&")
         if len(cells) == 1 and not cells[0].strip() and not pending:
@@ -110,17 +115,6 @@ def _place(cells: list[str], pending: dict[int, tuple[int, str]]) -> list[str]:
     while any(col >= len(row) for col in pending):
         row.append(_take(pending, len(row)) if len(row) in pending else "")
     return row
-
-
-def _leading_rules(raw: str) -> str:
-    """The rules a row segment starts with."""
-    text = raw.lstrip()
-    rules = _RULE.match(text)
-    end = 0
-    while rules is not None:
-        end = rules.end()
-        rules = _RULE.match(text, end)
-    return text[:end]
 
 
 def _take(pending: dict[int, tuple[int, str]], col: int) -> str:
