@@ -165,3 +165,14 @@ def test_a_table_after_prose_opens_a_chunk_read_by_a_256_token_embedding_model()
     # ... and joins the prose when the prose is shorter than that
     short = chunk_document(_doc(f"{prose[:150]}\n\n{table}"), max_tokens=2048)
     assert len(short) == 1 and "Berth 7" in short[0].text
+
+
+def test_a_table_kept_elsewhere_leaves_its_heading_with_the_text_after_it():
+    """A table with no text (Mistral OCR's ``[tbl-0.html](tbl-0.html)``, an empty
+    ``<table>``) places nothing, so it closes no chunk: a heading half a chunk long
+    before it stays with the paragraph after it."""
+    heading = "# The quarterly and annual results of the company and all of its subsidiaries"
+    for table in ("[tbl-0.html](tbl-0.html)", "<table></table>"):
+        doc = _doc(f"{heading}\n\n{table}\n\nThe revenue grew by ten percent this year.")
+        (chunk,) = chunk_document(doc, max_tokens=32)
+        assert chunk.text.endswith("The revenue grew by ten percent this year.")

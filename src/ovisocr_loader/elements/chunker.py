@@ -192,7 +192,9 @@ class _Packer:
         if budget < self.max_tokens // 2:  # a context too long to repeat: leave it out
             context, budget = "", self.max_tokens
         pieces = table_pieces(table, budget, self.count)
-        if pieces and self._opens_chunk(pieces[0]):
+        if not pieces:   # no text (a reference to a table kept elsewhere): no mark here
+            return
+        if self._opens_chunk(pieces[0]):
             self.flush()
         for piece in pieces:
             beside = any(e is source for e, _, _ in self.parts)
