@@ -636,3 +636,39 @@ def test_lines_end_only_at_line_breaks_as_in_commonmark(page):
     """``str.splitlines`` also breaks at NEL, LINE SEPARATOR and form feeds; the block
     parser did, the rest of the parser did not, and a word was lost between them."""
     check_page(page, parse_page(page, 1))
+
+
+MATHPIX_PAGE = r"""\title{Deep Residual Learning}
+
+\author{Kaiming He}
+
+\begin{abstract}
+We present a residual learning framework.
+\end{abstract}
+
+\section*{1. Introduction}
+Deep networks are hard to train. See \section{this} inline.
+
+\subsection{Related work}
+\begin{itemize}
+\item Residual representations.
+\item Shortcut connections.
+\end{itemize}
+
+```latex
+\section{kept as code}
+```"""
+
+
+def test_latex_structure_in_markdown_reads_as_the_markdown_it_stands_for():
+    elements = parse_page(MATHPIX_PAGE, 1)
+    assert [(e.kind, e.level, e.text) for e in elements] == [
+        ("heading", 1, "Deep Residual Learning"),
+        ("paragraph", None, "Kaiming He"),
+        ("paragraph", None, "We present a residual learning framework."),
+        ("heading", 2, "1. Introduction"),
+        ("paragraph", None, "Deep networks are hard to train. See \\section{this} inline."),
+        ("heading", 3, "Related work"),
+        ("list", None, "- Residual representations.\n- Shortcut connections."),
+        ("code", None, "\\section{kept as code}")]
+    assert MATHPIX_PAGE[slice(*elements[3].span)].startswith("\\section*{1. Introduction")

@@ -15,6 +15,8 @@ wrote it and element spans stay valid against ``PageResult.markdown``:
 - semantic tags (``<page_number>``, ``<watermark>``, ``<signature>``;
   :mod:`.semantic_tags`) are deleted (:data:`~.html_document.DELETED` characters,
   which element text drops: ``page <page_number>7</page_number>.`` reads ``page 7.``);
+- LaTeX structure (``\\section*{...}``, ``\\item``, environment lines; Mathpix Markdown)
+  becomes the Markdown it stands for (:mod:`.latex_structure`);
 - YAML front matter at the top of the page (olmOCR writes ``primary_language``,
   ``rotation_correction``... between ``---`` lines before the text) is blanked: it
   describes the page, it is not on it.
@@ -27,6 +29,7 @@ import re
 from .blocks import split_lines
 from .grounding import MARKER as GROUNDING_MARKER
 from .html_document import DELETED
+from .latex_structure import Rewrite, latex_structure
 from .semantic_tags import TAG as SEMANTIC_TAG
 
 _FENCE_OPEN = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*?)[ \t]*$")
@@ -63,7 +66,8 @@ def normalise_page(text: str) -> str:
             blanks.append(match.span())
     tags = [match.span() for match in SEMANTIC_TAG.finditer(text)
             if not _inside(match.start(), code)]
-    return _blank(_blank(text, blanks), tags, DELETED)
+    rewritten = _rewrite(text, [r for r in latex_structure(text) if not _inside(r[0], code)])
+    return _blank(_blank(rewritten, blanks), tags, DELETED)
 
 
 def _fences(text: str) -> tuple[list[Span], list[Span]]:
@@ -122,6 +126,15 @@ def _wraps_markdown(info: str, body: str) -> bool:
 
 def _inside(position: int, regions: list[Span]) -> bool:
     return any(start <= position < end for start, end in regions)
+
+
+def _rewrite(text: str, rewrites: list[Rewrite]) -> str:
+    if not rewrites:
+        return text
+    chars = list(text)
+    for start, end, replacement in rewrites:
+        chars[start:end] = replacement
+    return "".join(chars)
 
 
 def _blank(text: str, spans: list[Span], fill: str = " ") -> str:
