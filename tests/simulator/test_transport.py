@@ -292,6 +292,41 @@ def test_stopping_the_simulator_closes_every_connection_it_holds():
             client.close()
 
 
+def test_stopping_the_simulator_while_clients_have_stopped_reading():
+    """Streams stuck on clients that take nothing more: stop() drops what they never
+    read and closes every connection (a close that waited forever on them, or a
+    cancelled wait that cancelled the connection's close, left sockets to the garbage
+    collector, or stop() itself failing)."""
+    import gc
+    import json as jsonlib
+
+    from ovisocr_loader.testing import LatencyModel
+
+    sim = Simulator(latency=LatencyModel(speed=10_000.0), synthetic_tokens=10).start()
+    sim.register(4545, "word " * 200_000)
+    body = jsonlib.dumps({**_chat_body(sim, 4545), "max_tokens": 200_000}).encode()
+    clients = []
+    for _ in range(3):
+        client = socket.socket()
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        client.connect(("127.0.0.1", sim.port))
+        client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                       b"application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        clients.append(client)
+    try:
+        assert sim.wait_until(lambda: sim.running == 3)
+        produced = -1
+        while produced != sim.tokens_total:   # until every stream waits on its client
+            produced = sim.tokens_total
+            time.sleep(0.3)
+        sim.stop()
+        gc.collect()   # an unclosed transport is reported (an error in this suite) here
+        assert sim.open_connections == 0
+    finally:
+        for client in clients:
+            client.close()
+
+
 @pytest.mark.parametrize("options", [{"stream_interval": 0}, {"sse_line_ending": "\r"},
                                      {"text_fields": ()}, {"text_fields": ("thought",)}])
 def test_the_simulator_refuses_a_framing_vllm_cannot_send(options: dict[str, object]):
