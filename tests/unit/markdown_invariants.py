@@ -47,7 +47,7 @@ def visible_words(markdown: str, *, fences: bool = True) -> set[str]:
     text = re.sub(r"<sup\b[^<>]*>", "^", text, flags=re.IGNORECASE)
     text = re.sub(r"<sub\b[^<>]*>", "_", text, flags=re.IGNORECASE)
     text = re.sub(r"</?(?:sup|sub|b|i|u|em|strong)\b[^<>]*>", "", text, flags=re.IGNORECASE)
-    text = re.sub(r"<[^<>]*>", " ", text)
+    text = re.sub(r"</?[A-Za-z!][^<>]*>", " ", text)   # a tag starts with a letter
     # a <table> tag cut off at the end of its line (output cut mid-tag) is markup too
     text = re.sub(r"<table\b[^<>\n]*$", " ", text, flags=re.IGNORECASE | re.MULTILINE)
     words = re.findall(r"\w+", html.unescape(text).replace("think", ""))
