@@ -4,11 +4,18 @@ adapters and Ray."""
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .document import PageResult
 from .sources import Source
+
+#: True where every failure is read back from the results and reported from there (a
+#: Ray worker: its rows carry the errors and the driver names them), so the warning
+#: that names a failed file or page as it happens is not logged (it would say it twice)
+FAILURES_REPORTED_FROM_RESULTS: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "ovisocr_failures_reported_from_results", default=False)
 
 
 @dataclass(frozen=True)

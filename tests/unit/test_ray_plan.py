@@ -67,3 +67,67 @@ def test_rows_carry_every_page_or_the_error_of_each_page_asked_for() -> None:
     assert [(r["page_number"], r["error"]) for r in document_rows(broken, [5, 6])] == [
         (5, "CorruptFileError: bad xref"), (6, "CorruptFileError: bad xref")]
     assert [r["page_number"] for r in document_rows(broken)] == [None]
+
+
+def test_a_worker_records_a_broken_file_in_its_rows_without_a_warning(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Ray forwards a worker's log lines to the driver, which names every failed row
+    itself: the worker's own warning would say each failure twice."""
+    import asyncio
+    import logging
+
+    import pyarrow as pa
+
+    from ovisocr_loader.integrations.ray_data import OvisBatchParser
+    from ovisocr_loader.testing import Simulator
+
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7 cut off")
+    batch = pa.Table.from_pylist([{"path": str(broken), "pages": None}])
+
+    async def in_a_worker(url: str) -> list[dict[str, object]]:
+        worker = OvisBatchParser(base_url=url)
+        try:
+            return (await worker(batch)).to_pylist()
+        finally:
+            await worker.parser.__aexit__(None, None, None)
+
+    with Simulator() as sim, caplog.at_level(logging.WARNING, logger="ovisocr_loader"):
+        rows = asyncio.run(in_a_worker(sim.base_url))
+        assert [str(r["error"]).split(":")[0] for r in rows] == ["CorruptFileError"]
+        assert not [r for r in caplog.records if "broken.pdf" in r.getMessage()]
+        list(OvisParser(base_url=sim.base_url).parse_many([broken]))
+    assert [r for r in caplog.records if "broken.pdf" in r.getMessage()]  # outside a worker
+
+
+def test_a_worker_dropped_on_its_own_loop_lets_go_of_its_connections(tmp_path: Path) -> None:
+    """It cannot wait on that loop for its own closing (that blocked the loop for ten
+    seconds and closed nothing): the closing runs on the loop instead."""
+    import asyncio
+    import gc
+
+    import pyarrow as pa
+
+    from ovisocr_loader.integrations.ray_data import OvisBatchParser
+    from ovisocr_loader.testing import Simulator
+
+    pdf, ids = marked_pdf(1)
+    (tmp_path / "a.pdf").write_bytes(pdf)
+    batch = pa.Table.from_pylist([{"path": str(tmp_path / "a.pdf"), "pages": None}])
+
+    async def drop_a_worker(url: str, sim: Simulator) -> None:
+        worker = OvisBatchParser(base_url=url)
+        assert (await worker(batch)).to_pylist()[0]["markdown"] == "# Page"
+        assert sim.open_connections > 0
+        # watched from another thread from now on: the closing takes milliseconds once
+        # the loop gives it a turn (blocked on the loop, it waited ten seconds)
+        closed = asyncio.ensure_future(
+            asyncio.to_thread(sim.wait_until, lambda: sim.open_connections == 0, 5))
+        await asyncio.sleep(0)
+        del worker
+        gc.collect()
+        assert await closed
+
+    with Simulator() as sim:
+        sim.register(ids[0], "# Page")
+        asyncio.run(drop_a_worker(sim.base_url, sim))

@@ -21,7 +21,13 @@ from ..config import RenderSettings
 from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..elements import mark_running_furniture
 from ..errors import CorruptFileError, PageError, SourceError
-from ..jobs import DocumentJob, DocumentStarted, PageFinished, ProgressCallback
+from ..jobs import (
+    FAILURES_REPORTED_FROM_RESULTS,
+    DocumentJob,
+    DocumentStarted,
+    PageFinished,
+    ProgressCallback,
+)
 from ..sources import PageSource, SourceInput, load_input, open_source
 from .page_step import PageDone, PageJob, cached_page, produce_page
 from .session import Session
@@ -133,7 +139,8 @@ class Scheduler:
             if self.raise_source_errors:
                 raise error from (None if error is exc else exc)
             name, info = error.file or label or "<input>", PageErrorInfo.from_exception(error)
-            log.warning("%s: %s", name, info.text)
+            if not FAILURES_REPORTED_FROM_RESULTS.get():
+                log.warning("%s: %s", name, info.text)
             self.out.put_nowait(ParsedDocument(source=name, error=info))
             return None
         self.notify(DocumentStarted(inp.name, len(source.page_numbers)))
@@ -186,7 +193,7 @@ class Scheduler:
                                   status_code=getattr(done.cause, "status_code", None))
                 error.__cause__ = done.cause
                 self.out.put_nowait(error)
-            else:
+            elif not FAILURES_REPORTED_FROM_RESULTS.get():
                 log.warning("%s page %d failed: %s", run.name, result.page_number,
                             result.error.text)
         if run.complete:

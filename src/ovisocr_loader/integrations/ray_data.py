@@ -26,7 +26,7 @@ import ray.data
 from ..config import RenderSettings
 from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..errors import OvisLoaderError
-from ..jobs import DocumentJob
+from ..jobs import FAILURES_REPORTED_FROM_RESULTS, DocumentJob
 from ..parser import OvisParser
 from ..sources import expand_paths, load_input, open_source
 
@@ -113,6 +113,9 @@ class OvisBatchParser:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def __call__(self, batch: pa.Table) -> pa.Table:
+        # each failure is a row; the driver names them (a worker's warning is forwarded
+        # to the driver's terminal too: it would say each one twice)
+        FAILURES_REPORTED_FROM_RESULTS.set(True)
         if self._loop is None:
             await self.parser.__aenter__()
             self._loop = asyncio.get_running_loop()
@@ -123,14 +126,13 @@ class OvisBatchParser:
     async def _parse_range(self, item: dict[str, Any]) -> list[dict[str, Any]]:
         pages = [int(n) for n in item["pages"]] if item.get("pages") else None
         job = DocumentJob(str(item["path"]), self.password, pages)
-        try:
-            async for doc in self.parser.aparse_many([job]):
-                return document_rows(doc, pages)
+        try:   # to its end: a generator left suspended holds its session until collected
+            (doc,) = [doc async for doc in self.parser.aparse_many([job])]
+            return document_rows(doc, pages)
         except OvisLoaderError as exc:  # the session itself failed: every page says why
             doc = ParsedDocument(source=str(job.source),
                                  error=PageErrorInfo.from_exception(exc))
             return document_rows(doc, pages)
-        raise RuntimeError("the pipeline ended without a document")  # pragma: no cover
 
     def __del__(self) -> None:
         """Ray Data deletes the callable when the actor retires: close its connections
@@ -139,7 +141,23 @@ class OvisBatchParser:
         if loop is None or not loop.is_running():
             return
         with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(self.parser.aclose(), loop).result(timeout=10)
+            if _running_loop() is loop:   # dropped on that loop: it cannot wait for itself
+                task = loop.create_task(self.parser.aclose())
+                _CLOSING.add(task)
+                task.add_done_callback(_CLOSING.discard)
+            else:
+                asyncio.run_coroutine_threadsafe(self.parser.aclose(), loop).result(timeout=10)
+
+
+#: closings scheduled by a worker dropped on its own loop (a task needs a reference)
+_CLOSING: set[asyncio.Task[None]] = set()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def document_rows(doc: ParsedDocument, pages: Sequence[int] | None = None
