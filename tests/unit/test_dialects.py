@@ -609,7 +609,7 @@ LAYOUT_TEXT = st.lists(st.one_of(FRAGMENTS, WORDS, st.text(st.characters(
                           LAYOUT_TEXT, st.lists(st.integers(-5, 3000), max_size=5)),
                 max_size=8),
        st.booleans(), st.floats(0, 1))
-def test_layout_json_pages_keep_every_word_and_no_json(cells, ascii_only, cut):
+def test_layout_json_page_properties(cells, ascii_only, cut):
     page = json.dumps([{"bbox": box, "category": category, "text": text}
                        for category, text, box in cells], ensure_ascii=ascii_only)
     elements = parse_page(page, 1, width=640, height=480)

@@ -97,7 +97,7 @@ RULE = st.sampled_from(["", "\\hline ", "\\midrule ", "\\cline{1-2} "])
 
 
 @given(st.lists(st.tuples(RULE, ROW), min_size=1, max_size=6), st.booleans(), st.floats(0, 1))
-def test_latex_tables_keep_every_word_in_a_rectangular_grid(rows, closed, cut):
+def test_latex_table_properties(rows, closed, cut):
     source = "\\begin{tabular}{lll}\n" + "".join(
         f"{rule}{row} \\\\\n" for rule, row in rows) + ("\\end{tabular}" if closed else "")
     table = parse_latex_table(source).table
