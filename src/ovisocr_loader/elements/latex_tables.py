@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from .model import TableData
-from .tables import grid_html, infer_header_rows
+from .tables import Pending, fill_pending, grid_html, infer_header_rows, rectangular, take_pending
 
 #: where a LaTeX table starts (its float, or the tabular itself)
 LATEX_TABLE_OPEN = re.compile(r"\\begin\{(table\*?|tabular[x*]?|longtable)\}")
@@ -79,7 +79,7 @@ def _grid(body: str) -> tuple[list[list[str]], int]:
     """The rectangular grid of a tabular's body, and its header rows."""
     rows: list[list[str]] = []
     ruled_after: int | None = None
-    pending: dict[int, tuple[int, str]] = {}
+    pending: Pending = {}
     for raw in _split(body, "\\\\"):
         if _RULE.sub("", raw).strip() == "" and not rows:
             continue
@@ -91,14 +91,13 @@ def _grid(body: str) -> tuple[list[list[str]], int]:
         if len(cells) == 1 and not cells[0].strip() and not pending:
             continue
         rows.append(_place(cells, pending))
-    width = max((len(r) for r in rows), default=0)
-    rows = [r + [""] * (width - len(r)) for r in rows]
+    rows = rectangular(rows)
     if ruled_after is not None and ruled_after < len(rows):
         return rows, ruled_after
     return rows, infer_header_rows(rows)
 
 
-def _place(cells: list[str], pending: dict[int, tuple[int, str]]) -> list[str]:
+def _place(cells: list[str], pending: Pending) -> list[str]:
     """One row of the grid, each cell repeated over the columns it spans. A position a
     ``\\multirow`` above covers is written empty in LaTeX: it takes that cell's text."""
     row: list[str] = []
@@ -106,22 +105,14 @@ def _place(cells: list[str], pending: dict[int, tuple[int, str]]) -> list[str]:
         text, columns, rows_down = _cell(cell)
         for _ in range(columns):
             if len(row) in pending and not text:
-                row.append(_take(pending, len(row)))
+                row.append(take_pending(pending, len(row)))
                 continue
             pending.pop(len(row), None)
             if rows_down > 1:
                 pending[len(row)] = (rows_down - 1, text)
             row.append(text)
-    while any(col >= len(row) for col in pending):
-        row.append(_take(pending, len(row)) if len(row) in pending else "")
+    fill_pending(row, pending, len(row), drain=True)
     return row
-
-
-def _take(pending: dict[int, tuple[int, str]], col: int) -> str:
-    left, text = pending.pop(col)
-    if left > 1:
-        pending[col] = (left - 1, text)
-    return text
 
 
 def _cell(cell: str) -> tuple[str, int, int]:

@@ -64,7 +64,7 @@ def parse_table(html: str) -> TableData:
                  if s.strip() and _outside_rows(s)]
         if stray:  # text the model put inside <table> but outside any cell: keep it
             _append(grid, [" ".join(s for s in stray if s)], False, False, 1)
-    rows = _rectangular(grid.rows)
+    rows = rectangular(grid.rows)
     marked = 0
     for flag in grid.marked:
         if not flag:
@@ -100,7 +100,7 @@ def _move_after(node: Tag, anchor: PageElement) -> None:
 
 
 def _read_rows(table: Tag, grid: _Grid) -> None:
-    pending: dict[int, tuple[int, str]] = {}   # column -> (rows still covered, text)
+    pending: Pending = {}
     for tr in table.find_all("tr"):
         if not isinstance(tr, Tag) or tr.find_parent("table") is not table:
             continue
@@ -110,7 +110,7 @@ def _read_rows(table: Tag, grid: _Grid) -> None:
                  and c.find_parent(["tr", "td", "th"]) is tr]
         col, wide, tall = 0, False, 1
         for cell in cells:
-            col = _fill_pending(row, pending, col)
+            col = fill_pending(row, pending, col)
             text = _cell_text(cell)
             colspan, rowspan = _span(cell.get("colspan")), _span(cell.get("rowspan"))
             wide, tall = wide or colspan > 1, max(tall, rowspan)
@@ -119,7 +119,7 @@ def _read_rows(table: Tag, grid: _Grid) -> None:
                 if rowspan > 1:
                     pending[col + offset] = (rowspan - 1, text)
             col += colspan
-        _fill_pending(row, pending, col, drain=True)
+        fill_pending(row, pending, col, drain=True)
         if row:
             marked = tr.find_parent("thead") is not None or (
                 bool(cells) and all(c.name == "th" for c in cells))
@@ -133,7 +133,7 @@ def _append(grid: _Grid, row: list[str], marked: bool, wide: bool, tall: int) ->
     grid.rowspans.append(tall)
 
 
-def _rectangular(rows: list[list[str]]) -> list[list[str]]:
+def rectangular(rows: list[list[str]]) -> list[list[str]]:
     width = max((len(r) for r in rows), default=0)
     return [r + [""] * (width - len(r)) for r in rows]
 
@@ -207,22 +207,24 @@ def _numbers_under_text(header: list[str], body: list[list[str]]) -> bool:
     return False
 
 
-def _fill_pending(row: list[str], pending: dict[int, tuple[int, str]], col: int,
-                  drain: bool = False) -> int:
+#: column -> (rows a cell spanning down from above still covers, its text)
+Pending = dict[int, tuple[int, str]]
+
+
+def fill_pending(row: list[str], pending: Pending, col: int, drain: bool = False) -> int:
     """Place cells spanning down from earlier rows at ``col`` (and beyond, if draining)."""
     while col in pending or (drain and any(c >= col for c in pending)):
-        if col not in pending:
-            row.append("")
-            col += 1
-            continue
-        left, text = pending[col]
-        row.append(text)
-        if left <= 1:
-            del pending[col]
-        else:
-            pending[col] = (left - 1, text)
+        row.append(take_pending(pending, col) if col in pending else "")
         col += 1
     return col
+
+
+def take_pending(pending: Pending, col: int) -> str:
+    """The text of the cell spanning down into ``col``, one row of its span used up."""
+    left, text = pending.pop(col)
+    if left > 1:
+        pending[col] = (left - 1, text)
+    return text
 
 
 def _span(value: object) -> int:
@@ -294,7 +296,7 @@ def parse_pipe_table(source: str) -> TableData:
             header_rows = header_rows or len(rows)
             continue
         rows.append(split_pipe_row(line))
-    rows = _rectangular(rows)
+    rows = rectangular(rows)
     if not header_rows:
         header_rows = infer_header_rows(rows)
     return TableData(rows=rows, header_rows=header_rows, html=grid_html(rows, header_rows))
