@@ -115,4 +115,5 @@ def test_latex_table_properties(rows, closed, cut):
     ("\\begin{table}\\begin{tabular}{l}a\\end{tabular}\\end{table}", None),
 ])
 def test_a_float_caption_is_read_whole(source, caption):
-    assert parse_latex_table(source).caption == caption
+    found = parse_latex_table(source).caption
+    assert (found and found.text) == caption

@@ -37,9 +37,16 @@ _MAX_SPAN = 100
 
 
 @dataclass(frozen=True)
+class Caption:
+    text: str
+    #: where ``\\caption{...}`` stands in the block
+    span: tuple[int, int]
+
+
+@dataclass(frozen=True)
 class LatexTable:
     table: TableData
-    caption: str | None
+    caption: Caption | None
     #: where the tabular starts in the block (its end when there is none)
     tabular_at: int
 
@@ -60,19 +67,15 @@ def parse_latex_table(source: str) -> LatexTable:
     return LatexTable(table, _caption(source), opener.start())
 
 
-def caption_span(source: str) -> tuple[int, int] | None:
-    """Where ``\\caption{...}`` stands in a LaTeX table block, or None."""
-    found = _CAPTION.search(source)
-    return None if found is None else (found.start(), _group_end(source, found.end() - 1))
-
-
-def _caption(source: str) -> str | None:
+def _caption(source: str) -> Caption | None:
+    """The float's ``\\caption{...}``, if it has one with text."""
     opening = _CAPTION.search(source)
     if opening is None:
         return None
     close = _group_end(source, opening.end() - 1)
     closed = close < len(source) or source.endswith("}")   # else cut off inside it
-    return _plain(source[opening.end():close - 1 if closed else close]) or None
+    text = _plain(source[opening.end():close - 1 if closed else close])
+    return Caption(text, (opening.start(), close)) if text else None
 
 
 def _grid(body: str) -> tuple[list[list[str]], int]:

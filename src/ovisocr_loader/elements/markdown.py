@@ -32,7 +32,7 @@ from .figures import (
 from .formulas import split_formula
 from .grounding import apply_markers, read_markers
 from .html_document import DELETED, read_html_document
-from .latex_tables import caption_span, parse_latex_table
+from .latex_tables import parse_latex_table
 from .layout_json import read_layout_json
 from .model import Element, ElementKind, TableData
 from .normalise import normalise_page
@@ -156,10 +156,10 @@ def _latex_table(source: str, start: int, page: int) -> list[Element]:
     parsed = parse_latex_table(source)
     table = Element(kind="table", text=parsed.table.to_text(), page_number=page, index=0,
                     span=(start, start + len(source)), table=parsed.table)
-    at = caption_span(source)
-    if parsed.caption is None or at is None:
+    if parsed.caption is None:
         return [table]
-    caption = Element(kind="caption", text=parsed.caption, page_number=page, index=0,
+    at = parsed.caption.span
+    caption = Element(kind="caption", text=parsed.caption.text, page_number=page, index=0,
                       span=(start + at[0], start + at[1]))
     return [caption, table] if at[0] < parsed.tabular_at else [table, caption]
 
