@@ -36,12 +36,12 @@ def settle(item: object) -> bool:
     return False
 
 
-def _loop_running() -> bool:
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or None."""
     try:
-        asyncio.get_running_loop()
+        return asyncio.get_running_loop()
     except RuntimeError:
-        return False
-    return True
+        return None
 
 
 def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -50,7 +50,7 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     Inside a running loop it runs on a private loop in a worker thread, which Ctrl-C
     in the caller's thread cancels (see :func:`iterate_sync`).
     """
-    if not _loop_running():
+    if running_loop() is None:
         return asyncio.run(factory())
 
     async def once() -> AsyncIterator[T]:

@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 import ray.data
 
+from .._sync import running_loop
 from ..config import RenderSettings
 from ..document import PageErrorInfo, PageResult, ParsedDocument
 from ..errors import OvisLoaderError
@@ -141,7 +142,7 @@ class OvisBatchParser:
         if loop is None or not loop.is_running():
             return
         with contextlib.suppress(Exception):
-            if _running_loop() is loop:   # dropped on that loop: it cannot wait for itself
+            if running_loop() is loop:   # dropped on that loop: it cannot wait for itself
                 task = loop.create_task(self.parser.aclose())
                 _CLOSING.add(task)
                 task.add_done_callback(_CLOSING.discard)
@@ -151,13 +152,6 @@ class OvisBatchParser:
 
 #: closings scheduled by a worker dropped on its own loop (a task needs a reference)
 _CLOSING: set[asyncio.Task[None]] = set()
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def document_rows(doc: ParsedDocument, pages: Sequence[int] | None = None
