@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 log = logging.getLogger("ovisocr_loader")
@@ -90,6 +91,17 @@ def to_pixels(bbox: Box, width: int, height: int) -> Box:
             min(height, max(0, round(top * height / 1000))),
             min(width, max(0, round(right * width / 1000))),
             min(height, max(0, round(bottom * height / 1000))))
+
+
+def sent_pixel_boxes(numbers: Sequence[float], sent_size: tuple[int, int]) -> list[Box]:
+    """Four coordinates in pixels of the image sent, as a box in the 0-999 frame (in a
+    list: none when they are not four, the image size is unknown or the box is empty)."""
+    width, height = sent_size
+    if len(numbers) != 4 or not (width and height):
+        return []
+    left, top, right, bottom = (max(0, round(n)) for n in numbers)
+    box = to_model_frame((left, top, right, bottom), width, height)
+    return [box] if valid_box(box) else []
 
 
 def to_model_frame(pixel_box: Box, width: int, height: int) -> Box:

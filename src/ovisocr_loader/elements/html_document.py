@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .blocks import TABLE_MARKUP, nests_table
-from .figures import Box, attribute, to_model_frame, valid_box
+from .figures import Box, attribute, sent_pixel_boxes, valid_box
 from .grounding import Marker
 
 #: stands for a deleted character in a same-length rewrite; element text drops it
@@ -168,14 +168,10 @@ class _Rewriter:
         numbers = [int(n) for n in _NUMBER.findall(value or "")]
         if len(numbers) != 4:
             return []
-        left, top, right, bottom = (max(0, n) for n in numbers)
         if self.pixel_frame:
-            width, height = self.sent_size
-            if not (width and height):
-                return []
-            box = to_model_frame((left, top, right, bottom), width, height)
-        else:
-            box = (min(999, left), min(999, top), min(999, right), min(999, bottom))
+            return sent_pixel_boxes(numbers, self.sent_size)
+        left, top, right, bottom = (min(999, max(0, n)) for n in numbers)
+        box = (left, top, right, bottom)
         return [box] if valid_box(box) else []
 
     def _closing(self, tag: re.Match[str], name: str) -> int | None:

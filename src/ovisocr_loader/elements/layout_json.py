@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .figures import Box, to_model_frame, valid_box
+from .figures import Box, sent_pixel_boxes
 from .grounding import Marker
 from .html_document import DELETED, HtmlDocument
 
@@ -117,12 +117,7 @@ class _Rewriter:
         self.markers.append(Marker(cell.start, start, label, self._boxes(cell), limit=stop))
 
     def _boxes(self, cell: _Cell) -> list[Box]:
-        width, height = self.sent_size
-        if len(cell.numbers) != 4 or not (width and height):
-            return []
-        left, top, right, bottom = (max(0, round(n)) for n in cell.numbers)
-        box = to_model_frame((left, top, right, bottom), width, height)
-        return [box] if valid_box(box) else []
+        return sent_pixel_boxes(cell.numbers, self.sent_size)
 
     def _decode(self, start: int, end: int) -> None:
         """Write the string's characters over ``[start, end)``, each escape as its
