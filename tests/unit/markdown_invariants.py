@@ -138,7 +138,8 @@ def expand_spans(table_html: str) -> list[list[str]]:
     reader.close()
     reader._close_cell()
     taken: dict[tuple[int, int], str] = {}
-    for r, row in enumerate(r for r in reader.rows if r):
+    written = [row for row in reader.rows if row]
+    for r, row in enumerate(written):
         c = 0
         for text, rowspan, colspan in row:
             while (r, c) in taken:
@@ -149,7 +150,8 @@ def expand_spans(table_html: str) -> list[list[str]]:
             c += colspan
     if not taken:
         return []
-    height = 1 + max(r for r, _ in taken)
+    # a rowspan past the last row adds none (HTML clamps it to the rows there are)
+    height = min(1 + max(r for r, _ in taken), len(written))
     width = 1 + max(c for _, c in taken)
     return [[taken.get((r, c), "") for c in range(width)] for r in range(height)]
 
