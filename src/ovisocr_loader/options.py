@@ -80,8 +80,8 @@ class ParseOptions(BaseModel):
         default=None, description="served model name, checked against /v1/models (default: "
         "$OVISOCR_MODEL, else the first model the server lists)")
     prompt: Annotated[str | None, Flag("NAME|TEXT")] = Field(
-        default=None, description="the page prompt: a name (ovisocr2, glm-ocr) or the text "
-        "to send, for another document VLM (default: ovisocr2, the model card's)")
+        default=None, description="the page prompt: a name (ovisocr2, glm-ocr, docling) or "
+        "the text to send, for another document VLM (default: ovisocr2, the model card's)")
     dpi: Annotated[float, Flag("DPI", ("parse", "review", "bench"))] = Field(
         default=RenderSettings.dpi, ge=DPI_RANGE[0], le=DPI_RANGE[1],
         description="render resolution in dots per inch (below 150 tables fuse)")

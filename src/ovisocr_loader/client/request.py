@@ -26,8 +26,10 @@ PROMPT = (
 PROMPT_VERSION = "ovisocr2-card-v1"
 #: GLM-OCR's page prompt (its model card's "Text Recognition:" task).
 GLM_OCR_PROMPT = "Text Recognition:"
+#: docling's page prompt for its DocTags models (SmolDocling, Granite-Docling).
+DOCLING_PROMPT = "Convert this page to docling."
 #: Prompts by name, for ``prompt=`` and ``--prompt``; any other value is sent as written.
-PROMPTS = {"ovisocr2": PROMPT, "glm-ocr": GLM_OCR_PROMPT}
+PROMPTS = {"ovisocr2": PROMPT, "glm-ocr": GLM_OCR_PROMPT, "docling": DOCLING_PROMPT}
 
 
 def resolve_prompt(prompt: str | None) -> str:

@@ -27,8 +27,8 @@ from .figures import IMAGE_REF
 from .latex_tables import LATEX_TABLE_OPEN
 from .tables import is_delimiter_row
 
-BlockKind = Literal["table", "pipe_table", "latex_table", "formula", "code", "heading", "list",
-                    "paragraph", "image_line"]
+BlockKind = Literal["table", "pipe_table", "latex_table", "otsl_table", "formula", "code",
+                    "heading", "list", "paragraph", "image_line"]
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 #: the line under a setext heading: ``===`` (level 1) or ``---`` (level 2)
@@ -40,6 +40,8 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _THINK = re.compile(r"^[ \t]*</?think>[ \t]*$")
 _TABLE_TAG = re.compile(r"<table\b|</table\s*>", re.IGNORECASE)
 _TABLE_OPEN = re.compile(r"<table\b", re.IGNORECASE)
+#: a DocTags table (:mod:`.otsl`), which a DocTags page's rewrite puts at a line start
+OTSL_OPEN = re.compile(r"<otsl>")
 #: what stands right before a ``<table>`` nested in a cell; one opened anywhere else
 #: while a table is open starts a new table (the open one was cut off)
 _NESTS_TABLE = re.compile(r"<t[dh]\b[^<>]*>\s*$", re.IGNORECASE)
@@ -144,7 +146,9 @@ class _Scanner:
             return self._table(pos + table.start(), i)
         latex_table = LATEX_TABLE_OPEN.match(rest)
         if latex_table is not None:
-            return self._latex_table(pos, i, latex_table.group(1))
+            return self._closed_block("latex_table", pos, i, f"\\end{{{latex_table.group(1)}}}")
+        if OTSL_OPEN.match(rest):
+            return self._closed_block("otsl_table", pos, i, "</otsl>")
         if _DISPLAY_OPEN.match(rest):
             return self._formula(pos, i)
         if IMAGE_REF.match(rest):
@@ -196,18 +200,22 @@ class _Scanner:
         self.emit("table", pos, self.lines[last][1])   # never closed: truncated
         return last + 1
 
-    def _latex_table(self, pos: int, i: int, environment: str) -> int:
-        """A LaTeX table to its ``\\end{...}``; never closed (cut off), to the end of
-        its paragraph."""
-        close = f"\\end{{{environment}}}"
-        end = self.text.find(close, pos)
-        if end >= 0:
-            self.emit("latex_table", pos, end + len(close))
-            return self._continue_after(end + len(close), self.line_of(end))
+    def _closed_block(self, kind: BlockKind, pos: int, i: int, close: str) -> int:
+        """A LaTeX or OTSL table to its closing markup; never closed (cut off), to the
+        end of its paragraph (an OTSL table also to the next one, closed in it)."""
         j = i
         while j + 1 < len(self.lines) and not self.blank(j + 1):
             j += 1
-        self.emit("latex_table", pos, self.lines[j][1])
+        otsl = kind == "otsl_table"
+        end = self.text.find(close, pos, self.lines[j][1] if otsl else len(self.text))
+        again = OTSL_OPEN.search(self.text, pos + 1, end if end >= 0 else self.lines[j][1])
+        if otsl and again is not None:
+            self.emit(kind, pos, again.start())
+            return self._from(again.start(), self.line_of(again.start()))
+        if end >= 0:
+            self.emit(kind, pos, end + len(close))
+            return self._continue_after(end + len(close), self.line_of(end))
+        self.emit(kind, pos, self.lines[j][1])
         return j + 1
 
     def _table_markup(self, i: int) -> bool:
@@ -282,6 +290,6 @@ class _Scanner:
         line = self.line(j)
         stripped = line.strip()
         return bool(_TABLE_OPEN.search(stripped) or (formulas and _DISPLAY_OPEN.match(stripped))
-                    or LATEX_TABLE_OPEN.match(stripped)
+                    or LATEX_TABLE_OPEN.match(stripped) or OTSL_OPEN.match(stripped)
                     or IMAGE_REF.match(stripped) or HEADING.match(stripped)
                     or _FENCE.match(line) or self._pipe_table_end(j) is not None)

@@ -13,10 +13,18 @@ its rows (``truncated``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from .model import TableData
-from .tables import Pending, fill_pending, grid_html, infer_header_rows, rectangular, take_pending
+from .tables import (
+    Caption,
+    CaptionedTable,
+    Pending,
+    fill_pending,
+    grid_html,
+    infer_header_rows,
+    rectangular,
+    take_pending,
+)
 
 #: where a LaTeX table starts (its float, or the tabular itself)
 LATEX_TABLE_OPEN = re.compile(r"\\begin\{(table\*?|tabular[x*]?|longtable)\}")
@@ -36,26 +44,11 @@ _ESCAPED = {"\\%": "%", "\\&": "&", "\\_": "_", "\\#": "#", "\\$": "$", "~": " "
 _MAX_SPAN = 100
 
 
-@dataclass(frozen=True)
-class Caption:
-    text: str
-    #: where ``\\caption{...}`` stands in the block
-    span: tuple[int, int]
-
-
-@dataclass(frozen=True)
-class LatexTable:
-    table: TableData
-    caption: Caption | None
-    #: where the tabular starts in the block (its end when there is none)
-    tabular_at: int
-
-
-def parse_latex_table(source: str) -> LatexTable:
+def parse_latex_table(source: str) -> CaptionedTable:
     """The table (and caption) of a LaTeX table block."""
     opener = _TABULAR.search(source)
     if opener is None:
-        return LatexTable(TableData(rows=[], html=""), _caption(source), len(source))
+        return CaptionedTable(TableData(rows=[], html=""), _caption(source), len(source))
     environment = opener.group(1)
     # past the column spec (tabularx and tabular* have a width first)
     body_start = _skip_groups(source, opener.end(), 2 if environment[-1] in "x*" else 1)
@@ -64,7 +57,7 @@ def parse_latex_table(source: str) -> LatexTable:
     rows, header_rows = _grid(body)
     table = TableData(rows=rows, header_rows=header_rows, html=grid_html(rows, header_rows),
                       truncated=end < 0)
-    return LatexTable(table, _caption(source), opener.start())
+    return CaptionedTable(table, _caption(source), opener.start())
 
 
 def _caption(source: str) -> Caption | None:

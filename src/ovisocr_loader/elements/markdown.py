@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .blocks import HEADING, Block, split_blocks
 from .captions import mark_captions
+from .doctags import read_doctags
 from .figures import (
     IMAGE_REF,
     ImageRef,
@@ -36,8 +37,9 @@ from .latex_tables import parse_latex_table
 from .layout_json import read_layout_json
 from .model import Element, ElementKind, TableData
 from .normalise import normalise_page
+from .otsl import parse_otsl
 from .semantic_tags import furniture_spans, mark_tagged_furniture
-from .tables import parse_pipe_table, parse_table
+from .tables import CaptionedTable, parse_pipe_table, parse_table
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -81,7 +83,7 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
     """
     geometry = PageGeometry(width, height, page_size_pt, rotation)
     document = read_html_document(markdown, geometry.sent_size) or read_layout_json(
-        markdown, geometry.sent_size)
+        markdown, geometry.sent_size) or read_doctags(markdown)
     # tables are parsed from the HTML as written (in a JSON page: its strings decoded)
     written = document.text if document else markdown
     text = normalise_page(written)
@@ -129,7 +131,9 @@ def _elements(block: Block, original: str, text: str, page: int, geometry: PageG
         return [Element(kind="table", text=table.to_text(), page_number=page, index=0,
                         span=span, table=table)]
     if block.kind == "latex_table":
-        return _latex_table(source, block.start, page)
+        return _captioned_table(parse_latex_table(source), block.start, len(source), page)
+    if block.kind == "otsl_table":
+        return _captioned_table(parse_otsl(source), block.start, len(source), page)
     if block.kind == "pipe_table":
         table = parse_pipe_table(source)
         return [Element(kind="table", text=table.to_text(), page_number=page, index=0,
@@ -151,17 +155,18 @@ def _elements(block: Block, original: str, text: str, page: int, geometry: PageG
     return _with_figures(kind, source, block.start, page, geometry)
 
 
-def _latex_table(source: str, start: int, page: int) -> list[Element]:
-    """A LaTeX table, and its ``\\caption`` as a caption where it stands."""
-    parsed = parse_latex_table(source)
+def _captioned_table(parsed: CaptionedTable, start: int, length: int, page: int
+                     ) -> list[Element]:
+    """A table written with its caption (a LaTeX float, DocTags), and the caption as a
+    caption where it stands."""
     table = Element(kind="table", text=parsed.table.to_text(), page_number=page, index=0,
-                    span=(start, start + len(source)), table=parsed.table)
+                    span=(start, start + length), table=parsed.table)
     if parsed.caption is None:
         return [table]
     at = parsed.caption.span
     caption = Element(kind="caption", text=parsed.caption.text, page_number=page, index=0,
                       span=(start + at[0], start + at[1]))
-    return [caption, table] if at[0] < parsed.tabular_at else [table, caption]
+    return [caption, table] if at[0] < parsed.cells_at else [table, caption]
 
 
 def _drop_deleted(elements: list[Element]) -> None:

@@ -16,14 +16,14 @@ ElementKind = Literal["heading", "paragraph", "list", "table", "formula", "figur
 
 
 class TableData(BaseModel):
-    """A parsed table (HTML, a Markdown pipe table or a LaTeX tabular).
+    """A parsed table (HTML, a Markdown pipe table, a LaTeX tabular or DocTags' OTSL).
 
     ``rows`` is a rectangular grid of cell strings: a cell spanning several
     positions (rowspan/colspan) is repeated into each of them. ``header_rows``
     counts the leading rows that are headers (``<thead>``/``<th>``, a pipe table's
     rows above its delimiter, or inferred: see :mod:`ovisocr_loader.elements.tables`).
     ``html`` is the table as the model wrote it (built from the grid for a pipe
-    table or a tabular); ``truncated`` marks a table that was never closed.
+    table, a tabular or OTSL); ``truncated`` marks a table that was never closed.
     """
 
     model_config = ConfigDict(extra="forbid")

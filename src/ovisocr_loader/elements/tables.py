@@ -51,6 +51,23 @@ class _Grid:
     rowspans: list[int] = field(default_factory=list)   # the tallest cell of the row
 
 
+@dataclass(frozen=True)
+class Caption:
+    text: str
+    #: where the caption stands in the table's block
+    span: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class CaptionedTable:
+    """A table written with its caption inside its markup (a LaTeX float, DocTags)."""
+
+    table: TableData
+    caption: Caption | None
+    #: where the cells start in the block (its end when there are none)
+    cells_at: int
+
+
 def parse_table(html: str) -> TableData:
     """Parse one ``<table>`` (possibly unterminated) into a rectangular grid."""
     # without a tag there is no table (and bs4 would warn that the text looks like a file)

@@ -8,7 +8,8 @@ The rule (:func:`words`), applied alike to a model's output and to a reference:
    (olmOCR's ``primary_language: en``...); HTML comments; grounding markers
    (``<|ref|>…<|/det|>``) with their labels and boxes; image references
    (``![alt](src)``, ``<img …>``) whole, for a transcription holds no figure names;
-   other tags (``<td>``, ``<page_number>``: their text kept, entities decoded); a
+   other tags (``<td>``, ``<page_number>``, DocTags' ``<loc_12>`` and ``<_Python_>``:
+   their text kept, entities decoded); a
    Markdown link ``[text](url)`` as its text; LaTeX control words
    (``\\frac``, ``\\mathrm``) with their arguments kept. Everything else that is not a
    word (heading ``#``, list markers, emphasis, table ``|`` borders and rules) is
@@ -40,7 +41,8 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _MD_IMAGE = re.compile(r"!\[[^\]\n]*\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)")
 _IMG_TAG = re.compile(r"<img\b[^<>]*>", re.IGNORECASE)
 _MD_LINK = re.compile(r"\[([^\]\n]*)\]\([^()\s]*\)")
-_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")   # <td>, <br/>, <page_number>
+#: <td>, <br/>, <page_number>; DocTags' <loc_12> and code language tokens (<_Python_>)
+_TAG = re.compile(r"</?[a-zA-Z][^<>]*>|<_[^<>\s]+_>")
 _LATEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
                   "\U00020000-\U0002fa1f]")
