@@ -4,6 +4,7 @@ pipe tables, equation numbers, captions; every page also passes the invariants."
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -448,6 +449,11 @@ HTML_FRAGMENTS = st.sampled_from([
     '<address class="footer">', "</address>", '<div class="formula" data-bbox="0 0 10 10">',
     "$$", "\n", "\n\n", " ", '<img src="x.png" alt="A map">',
     "\\frac{a}{b}",
+    # Chandra's layout blocks, math, form boxes and chemistry
+    '<div data-bbox="10 10 500 40" data-label="Section-Header">', '<h2>', '</h2>',
+    '<div data-bbox="5 5 900 60" data-label="Page-Header">', "<math>", "</math>",
+    '<math display="block">', '<input type="checkbox" checked>', '<input type="radio">',
+    "<chem>", "</chem>",
 ])
 
 
@@ -462,6 +468,7 @@ def test_html_document_properties(fenced, body, closed):
         assert "\x00" not in element.text
         assert "data-bbox" not in element.text or element.kind in ("formula", "table")
         assert element.bbox is None or all(0 <= v <= 999 for v in element.bbox)
+        assert not re.search(r"<(?:math|input|chem)\b", element.text) or element.kind == "table"
 
 
 OLMOCR_PAGE = """---
@@ -672,3 +679,48 @@ def test_latex_structure_in_markdown_reads_as_the_markdown_it_stands_for():
         ("list", None, "- Residual representations.\n- Shortcut connections."),
         ("code", None, "\\section{kept as code}")]
     assert MATHPIX_PAGE[slice(*elements[3].span)].startswith("\\section*{1. Introduction")
+
+
+#: Chandra's layout HTML (its layout prompt, as docling parses it): top-level blocks with
+#: a 0-1000 ``data-bbox`` and a ``data-label``, ``<math>``, form boxes, ``<chem>``
+CHANDRA_PAGE = "\n".join([
+    '<div data-bbox="50 20 950 40" data-label="Page-Header">'
+    '<p>ACME Corp annual report</p></div>',
+    '<div data-bbox="100 60 900 90" data-label="Section-Header">'
+    '<h2>Results of operations</h2></div>',
+    '<div data-bbox="100 100 900 160" data-label="Text">'
+    '<p>Energy is <math>E=mc^2</math> here.</p></div>',
+    '<div data-bbox="100 170 900 200" data-label="Equation-Block">'
+    '<math display="block">\\int_0^1 x\\,dx</math></div>',
+    '<div data-bbox="100 210 900 400" data-label="Image">'
+    '<img alt="A bar chart of sales"/></div>',
+    '<div data-bbox="100 410 900 430" data-label="Caption">'
+    '<p>Figure 2. Sales by region</p></div>',
+    '<div data-bbox="100 440 900 600" data-label="Table">'
+    '<table><tr><th>Segment</th><th>2019</th></tr><tr><td>Wireless</td><td>1,320</td></tr></table></div>',
+    '<div data-bbox="100 610 900 650" data-label="Form">'
+    '<p><input type="checkbox" checked> I agree <input type="checkbox"> I do not</p></div>',
+    '<div data-bbox="100 770 900 800" data-label="Text">'
+    '<p>Water, <chem>O</chem>, is H<sub>2</sub>O.</p></div>',
+    '<div data-bbox="400 950 600 970" data-label="Page-Footer">'
+    '<p>Page 7 of 9</p></div>',
+])
+
+
+def test_a_chandra_layout_html_page_reads_its_labels_boxes_and_math():
+    elements = parse_page(CHANDRA_PAGE, 1, width=1000, height=1000)
+    assert [(e.kind, e.level, e.text) for e in elements] == [
+        ("page_furniture", None, "ACME Corp annual report"),
+        ("heading", 2, "Results of operations"),
+        ("paragraph", None, "Energy is $E=mc^2$ here."),
+        ("formula", None, "$$\\int_0^1 x\\,dx$$"),
+        ("figure", None, "A bar chart of sales"),
+        ("caption", None, "Figure 2. Sales by region"),
+        ("table", None, "Segment | 2019\nWireless 2019: 1,320"),
+        ("paragraph", None, "☑ I agree ☐ I do not"),
+        ("paragraph", None, "Water, O, is H_2O."),
+        ("page_furniture", None, "Page 7 of 9")]
+    # every block has its layout box, the heading and the table the box of their holder
+    assert [e.bbox for e in elements][:2] == [(50, 20, 950, 40), (100, 60, 900, 90)]
+    assert elements[6].bbox == (100, 440, 900, 600) and elements[3].latex == "\\int_0^1 x\\,dx"
+    assert all(e.bbox is not None for e in elements)

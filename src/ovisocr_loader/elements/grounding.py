@@ -21,11 +21,12 @@ from .model import Element
 MARKER = re.compile(r"<\|ref\|>(?P<label>[^<>]{0,80}?)<\|/ref\|>[ \t]*"
                     r"<\|det\|>(?P<boxes>[^<>]{0,2000}?)<\|/det\|>")
 _NUMBERS = re.compile(r"\[\s*(\d{1,6})\s*,\s*(\d{1,6})\s*,\s*(\d{1,6})\s*,\s*(\d{1,6})\s*\]")
-_HEADINGS = {"title": 1, "sub_title": 2, "subtitle": 2, "section_title": 2,
+_HEADINGS = {"title": 1, "sub_title": 2, "subtitle": 2, "section_title": 2, "section-header": 2,
              **{f"h{level}": level for level in range(1, 7)}}
-_FIGURES = {"image", "figure", "chart", "picture"}
-_FORMULAS = {"equation", "formula"}
-_FURNITURE = {"header", "footer", "page_header", "page_footer", "page-header", "page-footer"}
+_FIGURES = {"image", "figure", "chart", "picture", "diagram"}
+_FORMULAS = {"equation", "formula", "equation-block"}
+#: labels of the page's furniture (running headers and footers)
+FURNITURE = {"header", "footer", "page_header", "page_footer", "page-header", "page-footer"}
 
 #: builds a figure element with its boxes in every frame from a box in the model frame
 FigureFactory = Callable[[Box, tuple[int, int]], Element]
@@ -95,7 +96,7 @@ def _ground(element: Element, marker: Marker, figure: FigureFactory) -> None:
         element.kind = "caption"
     elif marker.label in _FORMULAS and element.kind == "paragraph":
         element.kind, element.latex = "formula", element.text
-    elif marker.label in _FURNITURE:
+    elif marker.label in FURNITURE:
         element.kind = "page_furniture"
 
 

@@ -1,4 +1,5 @@
-"""A page written as an HTML document (Qwen-VL's "QwenVL HTML"), read as the same elements.
+"""A page written as an HTML document (Qwen-VL's "QwenVL HTML", Chandra's layout HTML), read
+as the same elements.
 
 Such a page is ``<html><body>`` (often in a fence tagged ``html``, often cut off with no
 closing tags) whose blocks carry ``data-bbox="x0 y0 x1 y1"``: ``<h1>``-``<h6>``, ``<p>``,
@@ -11,8 +12,11 @@ the model wrote it:
   characters that element text drops;
 - tables are kept as HTML for the table parser; fence lines are blanked;
 - each block tag with a box or a kind of its own (``h2`` a level-2 heading, a class or tag
-  ending in ``caption`` a caption, ``formula``, ``image``, ``header``/``footer``) becomes a
-  :class:`~.grounding.Marker`, applied like DeepSeek's grounding markers.
+  ending in ``caption`` a caption, ``formula``, ``image``, ``header``/``footer``, or
+  Chandra's ``data-label``) becomes a :class:`~.grounding.Marker`, applied like DeepSeek's
+  grounding markers; a boxed block's first inner block without a box takes its box;
+- ``<math>`` reads ``$...$`` (``display="block"``: a ``$$`` formula of its own), a form's
+  checkbox ``☑``/``☐``.
 
 Boxes are read in the 0-1000 frame of the page image (Qwen3-VL, and Qwen2.5-VL when
 asked for it); when a coordinate on the page exceeds 1000 they are pixels of the image
@@ -27,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 from .blocks import TABLE_MARKUP, nests_table
 from .figures import Box, attribute, sent_pixel_boxes, valid_box
-from .grounding import Marker
+from .grounding import FURNITURE, Marker
 
 #: stands for a deleted character in a same-length rewrite; element text drops it
 DELETED = "\x00"
@@ -46,7 +50,7 @@ _BLOCK = {"html", "head", "title", "meta", "link", "body", "div", "p", "address"
           "article", "main", "nav", "aside", "blockquote", "hr", "pre",
           "h1", "h2", "h3", "h4", "h5", "h6"}
 _INLINE = {"b", "i", "u", "em", "strong", "a", "span", "font", "small", "big", "mark", "s",
-           "del", "ins", "code", "tt", "var", "abbr", "cite", "q", "label", "sup", "sub"}
+           "del", "ins", "code", "tt", "var", "abbr", "cite", "q", "label", "sup", "sub", "chem"}
 _SCRIPT = {"sup": "^", "sub": "_"}
 #: tags whose name is their kind; on other blocks a class names the kind
 _KINDS = {"h1", "h2", "h3", "h4", "h5", "h6", "figcaption", "caption", "header", "footer",
@@ -87,6 +91,7 @@ class _Rewriter:
         self.markers: list[Marker] = []
         self.table_depth = 0
         self.last_tag_end = 0
+        self.math: list[bool] = []   # open <math> tags: display (block) or inline
 
     def run(self) -> HtmlDocument:
         for fence in _FENCE_LINE.finditer(self.text):
@@ -112,6 +117,10 @@ class _Rewriter:
         if name in _INLINE:
             self._fill(tag.start(), tag.end(), "" if closing else _SCRIPT.get(name, ""),
                        DELETED)
+        elif name == "math":
+            self._math(tag, closing)
+        elif name == "input":   # a form's box: ticked or not, or the value written in it
+            self._fill(tag.start(), tag.end(), _input_text(tag.group("attrs")), DELETED)
         elif name == "img" and attribute(tag.group("attrs"), "data-bbox") is not None:
             self._image(tag)
         elif name in _BLOCK:
@@ -158,10 +167,30 @@ class _Rewriter:
             return
         self.markers.append(Marker(tag.start(), tag.end(), "image", boxes, limit=tag.end()))
 
+    def _math(self, tag: re.Match[str], closing: bool) -> None:
+        """``<math>`` (Chandra) as ``$...$``, ``<math display="block">`` as ``$$...$$``
+        in a block of its own."""
+        if closing:
+            display = self.math.pop() if self.math else False
+            self._fill(tag.start(), tag.end(), "$$" if display else "$", DELETED)
+            return
+        display = (attribute(tag.group("attrs"), "display") or "").lower() == "block"
+        self.math.append(display)
+        self._fill(tag.start(), tag.end(), "\n\n$$" if display else "$", DELETED)
+
     def _mark(self, tag: re.Match[str], label: str, end: int, limit: int | None = None
               ) -> None:
-        self.markers.append(Marker(tag.start(), end, label, self._boxes(tag.group("attrs")),
-                                   limit=limit))
+        boxes = self._boxes(tag.group("attrs"))
+        holder = self.markers[-1] if self.markers else None
+        if not boxes and holder is not None and holder.boxes and holder.limit is not None \
+                and tag.start() < holder.limit and not self.text[holder.end:tag.start()].strip():
+            # the first block of a boxed layout block (Chandra's ``<div data-bbox
+            # data-label="Section-Header"><h2>``) is that block: its box, its own kind
+            # unless the holder is furniture
+            self.markers[-1] = replace(holder, end=end, limit=limit or holder.limit,
+                                       label=holder.label if holder.label in FURNITURE else label)
+            return
+        self.markers.append(Marker(tag.start(), end, label, boxes, limit=limit))
 
     def _boxes(self, attrs: str) -> list[Box]:
         value = attribute(attrs, "data-bbox")
@@ -187,7 +216,11 @@ class _Rewriter:
 
 
 def _label(name: str, attrs: str) -> str:
-    """A block's kind: its tag, or for a holder its first class (``div class="image"``)."""
+    """A block's kind: its layout label (Chandra's ``data-label="Section-Header"``), its
+    tag, or for a holder its first class (``div class="image"``)."""
+    layout = (attribute(attrs, "data-label") or "").strip().lower()
+    if layout:
+        return layout
     if name in _HOLDERS:
         classes = (attribute(attrs, "class") or "").split()
         if classes:
@@ -199,3 +232,12 @@ def _label(name: str, attrs: str) -> str:
 def _largest_coordinate(text: str) -> int:
     values = re.findall(r"""data-bbox\s*=\s*["']?([-\d\s,.]{1,80})""", text, re.IGNORECASE)
     return max((int(n) for value in values for n in _NUMBER.findall(value)), default=0)
+
+
+def _input_text(attrs: str) -> str:
+    """What a form's ``<input>`` shows: a ticked or empty box (as docling writes them), or
+    its value (as far as it fits in the tag)."""
+    kind = (attribute(attrs, "type") or "").lower()
+    if kind in ("checkbox", "radio"):
+        return "☑" if re.search(r"\bchecked\b", attrs, re.IGNORECASE) else "☐"
+    return attribute(attrs, "value") or ""
