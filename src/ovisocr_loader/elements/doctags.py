@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from .figures import Box, valid_box
 from .grounding import Marker
-from .html_document import HtmlDocument
+from .html_document import HtmlDocument, overwrite
 
 _ELEMENTS = (r"title|section_header_level_[1-6]|text|paragraph|otsl|picture|chart|caption|"
              r"formula|code|list_item|page_header|page_footer|footnote|document_index|"
@@ -59,8 +59,9 @@ def is_doctags(text: str) -> bool:
     return bool(_DOCTAGS.match(text) or _LOCATED.search(text))
 
 
-def read_doctags(text: str) -> HtmlDocument | None:
-    """The rewrite of a DocTags page, or None for any other page."""
+def read_doctags(text: str, sent_size: tuple[int, int] = (0, 0)) -> HtmlDocument | None:
+    """The rewrite of a DocTags page, or None for any other page (``sent_size`` is not
+    needed: boxes are fractions of the page)."""
     if not is_doctags(text):
         return None
     return _Rewriter(text).run()
@@ -233,7 +234,4 @@ class _Rewriter:
         return [box] if valid_box(box) else []
 
     def _fill(self, tag: re.Match[str], head: str, pad: str = " ") -> None:
-        """Overwrite the tag: ``head`` first (as far as it fits), then ``pad``."""
-        for k in range(tag.start(), tag.end()):
-            offset = k - tag.start()
-            self.chars[k] = head[offset] if offset < len(head) else pad
+        overwrite(self.chars, tag.start(), tag.end(), head, pad)

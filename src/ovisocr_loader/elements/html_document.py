@@ -208,11 +208,15 @@ class _Rewriter:
         return found.start() if found else None
 
     def _fill(self, start: int, end: int, head: str, pad: str = " ") -> None:
-        """Overwrite ``[start, end)``: ``head`` first (as far as it fits), then ``pad``;
-        line breaks stay where they are."""
-        for k in range(start, end):
-            if self.chars[k] not in "\r\n":
-                self.chars[k] = head[k - start] if k - start < len(head) else pad
+        overwrite(self.chars, start, end, head, pad)
+
+
+def overwrite(chars: list[str], start: int, end: int, head: str, pad: str = " ") -> None:
+    """Overwrite ``chars[start:end]`` (a same-length rewrite): ``head`` first, as far as
+    it fits, then ``pad``; line breaks stay where they are."""
+    for k in range(start, end):
+        if chars[k] not in "\r\n":
+            chars[k] = head[k - start] if k - start < len(head) else pad
 
 
 def _label(name: str, attrs: str) -> str:

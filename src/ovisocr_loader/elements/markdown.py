@@ -36,6 +36,7 @@ from .html_document import DELETED, read_html_document
 from .latex_tables import parse_latex_table
 from .layout_json import read_layout_json
 from .model import Element, ElementKind, TableData
+from .nemotron import read_nemotron
 from .normalise import normalise_page
 from .otsl import parse_otsl
 from .semantic_tags import furniture_spans, mark_tagged_furniture
@@ -49,6 +50,8 @@ _PAGE_NUMBER = re.compile(
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _INNER_SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
 _FURNITURE_SLOTS = 2
+#: readers of pages that are not Markdown (each a same-length rewrite, or None)
+_DOCUMENT_READERS = (read_html_document, read_layout_json, read_doctags, read_nemotron)
 #: a link standing for a table kept in a file of its own: ``[tbl-0.html](tbl-0.html)``
 TABLE_PLACEHOLDER = re.compile(
     r"\[(?P<name>(?:tbl|table)[-_]?\d+\.(?:html?|md|csv))\]\((?P<src>[^()\s]*\1)\)",
@@ -82,8 +85,8 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
     (in the sent image's frame) are mapped back onto the stored page.
     """
     geometry = PageGeometry(width, height, page_size_pt, rotation)
-    document = read_html_document(markdown, geometry.sent_size) or read_layout_json(
-        markdown, geometry.sent_size) or read_doctags(markdown)
+    document = next(filter(None, (read(markdown, geometry.sent_size)
+                                  for read in _DOCUMENT_READERS)), None)
     # tables are parsed from the HTML as written (in a JSON page: its strings decoded)
     written = document.text if document else markdown
     text = normalise_page(written)
