@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ovisocr_loader.elements import parse_page
 from ovisocr_loader.elements.nemotron import is_nemotron_page
+from ovisocr_loader.eval.words import words
 
 from .markdown_invariants import lost_words
 from .test_dialects import FRAGMENTS, WORDS
@@ -85,3 +86,8 @@ def test_nemotron_page_properties(blocks, cut):
     for element in elements:
         assert not re.search(r"<[xy]_\d|<class_|\x00", element.text)
     parse_page(page[:int(len(page) * cut)], 1, width=640, height=480)   # never raises
+
+
+def test_eval_reads_a_nemotron_page_as_its_words():
+    page = block("# Annual Report", "Title") + block("Revenue \\<|unk|\\> grew<tbc>.", "Text")
+    assert words(page) == words("Annual Report. Revenue grew.")

@@ -28,7 +28,9 @@ from .html_document import DELETED, HtmlDocument, overwrite
 
 _COORDINATES = re.compile(r"<x_\d{1,4}(?:\.\d{1,8})?><y_\d{1,4}(?:\.\d{1,8})?>")
 _CLASS = re.compile(r"<class_(?P<name>[A-Za-z][\w-]{0,40})>")
-_ARTIFACT = re.compile(r"<tbc>|\\<\|unk\|\\>|\\unknown\b|<chart\b[^<>\n]*>|</chart>")
+#: what the model writes for what it cannot read (docling drops them too)
+ARTIFACTS = re.compile(r"<tbc>|\\<\|unk\|\\>|\\unknown\b")
+_CHART = re.compile(r"<chart\b[^<>\n]*>|</chart>")
 _DEPTH = re.compile(r"\s*(#{1,6})\s")
 _LABELS = {"title": "title", "caption": "caption", "formula": "formula",
            "page-header": "page-header", "page-footer": "page-footer"}
@@ -63,7 +65,7 @@ def read_nemotron(text: str, sent_size: tuple[int, int] = (0, 0)) -> HtmlDocumen
                                       _label(name, text[corners[0].end():end]),
                                       [], limit=end))
             start, previous = token.end(), name
-    for artifact in _ARTIFACT.finditer(text):
+    for artifact in (*ARTIFACTS.finditer(text), *_CHART.finditer(text)):
         overwrite(chars, artifact.start(), artifact.end(), "", DELETED)
     return HtmlDocument("".join(chars), markers)
 

@@ -6,7 +6,8 @@ The rule (:func:`words`), applied alike to a model's output and to a reference:
 2. Markup removed: a layout-JSON page (dots.ocr's ``[{"bbox": ..., "category": ...,
    "text": ...}]``) is read as its cells' texts; YAML front matter opening the page
    (olmOCR's ``primary_language: en``...); HTML comments; grounding markers
-   (``<|ref|>…<|/det|>``) with their labels and boxes; image references
+   (``<|ref|>…<|/det|>``) with their labels and boxes; Nemotron Parse's artifact tokens
+   (``<tbc>``, ``\\<|unk|\\>``); image references
    (``![alt](src)``, ``<img …>``) whole, for a transcription holds no figure names;
    other tags (``<td>``, ``<page_number>``, DocTags' ``<loc_12>`` and ``<_Python_>``:
    their text kept, entities decoded); a
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from ..elements.grounding import MARKER as GROUNDING_MARKER
 from ..elements.html_document import DELETED
 from ..elements.layout_json import read_layout_json
+from ..elements.nemotron import ARTIFACTS as NEMOTRON_ARTIFACTS
 from ..elements.normalise import FRONT_MATTER
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
@@ -55,7 +57,7 @@ def words(text: str) -> Counter[str]:
     text = unicodedata.normalize("NFKC", layout.text.replace(DELETED, "") if layout else text)
     text = FRONT_MATTER.sub("", text).casefold()
     text = _COMMENT.sub(" ", text)
-    text = GROUNDING_MARKER.sub(" ", text)
+    text = GROUNDING_MARKER.sub(" ", NEMOTRON_ARTIFACTS.sub(" ", text))
     text = _IMG_TAG.sub(" ", _MD_IMAGE.sub(" ", text))
     text = _MD_LINK.sub(r" \1 ", text)
     text = html.unescape(_TAG.sub(" ", text))
