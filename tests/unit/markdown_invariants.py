@@ -27,7 +27,8 @@ _DESCRIBED_IMAGE = re.compile(r"<img\b[^<>]*>.*?</img>", re.IGNORECASE)
 FRONT_MATTER = re.compile(r"\A\s*---[ \t]*\r?\n(?:[a-z][a-z0-9_]*:.*\n)+---[ \t]*$",
                           re.MULTILINE)
 #: DeepSeek-OCR's grounding markers: layout, not words
-GROUNDING_MARKER = re.compile(r"<\|ref\|>[^<>]*?<\|/ref\|>[ \t]*<\|det\|>[^<>]*?<\|/det\|>")
+GROUNDING_MARKER = re.compile(r"<\|ref\|>[^<>]*?<\|/ref\|>[ \t]*<\|det\|>[^<>]*?<\|/det\|>"
+                              r"|<\|det\|>\s*[a-z_]+\s*\[[\d,\s]*\]\s*<\|/det\|>")
 
 #: the documented reading of inline cell markup: superscript as ^x, subscript as _x,
 #: Markdown emphasis markers dropped

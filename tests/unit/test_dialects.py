@@ -272,6 +272,7 @@ FRAGMENTS = st.sampled_from([
     "<|ref|>title<|/ref|><|det|>[[10, 10, 500, 40]]<|/det|>\n",
     "<|ref|>image<|/ref|><|det|>[[1, 2, 30, 40], [50, 2, 90, 40]]<|/det|>",
     "<|ref|>table_caption<|/ref|><|det|>[[5, 5, 1, 1]]<|/det|>", "<br>", "<b>", "</b>",
+    "<|det|>sub_title [10, 20, 300, 40]<|/det|>", "<|det|>image [1, 2, 30, 40]<|/det|>",
     "<sup>", "</sup>", "<sub>", "</sub>", "**", "\n===\n", "\n---\n",
     "<img>a chart</img>", "[tbl-0.html](tbl-0.html)",
     # semantic tags, front matter
@@ -356,6 +357,26 @@ def test_grounding_markers_give_kinds_and_boxes():
         page_number=1, markdown=GROUNDED, elements=elements)])
     for text in [e.text for e in elements] + [c.text for c in chunk_document(doc, 64)]:
         assert "<|" not in text and "|>" not in text and "det" not in text
+
+
+#: Unlimited-OCR's grounding (DeepSeek-OCR's labels and boxes, the shape docling reads):
+#: each block on the marker's line, blocks one line break apart
+UNLIMITED_OCR_PAGE = (
+    "<|det|>title [120, 45, 880, 90]<|/det|># Annual Report 2019\n"
+    "<|det|>text [100, 120, 900, 300]<|/det|>The fleet grew.\n"
+    "<|det|>image [100, 320, 500, 600]<|/det|>\n"
+    "<|det|>image_caption [100, 610, 500, 630]<|/det|>Figure 1: Maps of the harbours.\n"
+    "<|det|>sub_title [100, 700, 900, 720]<|/det|>Outlook")
+
+
+def test_unlimited_ocr_grounding_reads_as_deepseek_markers():
+    elements = parse_page(UNLIMITED_OCR_PAGE, 1, width=1000, height=2000)
+    assert [(e.kind, e.level, e.text, e.bbox) for e in elements] == [
+        ("heading", 1, "Annual Report 2019", (120, 45, 880, 90)),
+        ("paragraph", None, "The fleet grew.", (100, 120, 900, 300)),
+        ("figure", None, "", (100, 320, 500, 600)),
+        ("caption", None, "Figure 1: Maps of the harbours.", (100, 610, 500, 630)),
+        ("heading", 2, "Outlook", (100, 700, 900, 720))]
 
 
 def test_text_that_only_looks_like_a_marker_stays_text():
@@ -724,3 +745,15 @@ def test_a_chandra_layout_html_page_reads_its_labels_boxes_and_math():
     assert [e.bbox for e in elements][:2] == [(50, 20, 950, 40), (100, 60, 900, 90)]
     assert elements[6].bbox == (100, 440, 900, 600) and elements[3].latex == "\\int_0^1 x\\,dx"
     assert all(e.bbox is not None for e in elements)
+
+
+@pytest.mark.parametrize("page", [
+    "0\n---\nprimary_language: en\n---\n",     # setext headings (found by an explore run)
+    "# Title\n\nSome text\nmore\n\n```python\nx = 1\n```\n\n$$\nE = mc^2\n$$\n\n- a\n- b\n",
+])
+def test_a_page_with_carriage_return_line_endings_reads_as_with_line_feeds(page):
+    """CommonMark's third line ending, ``\\r`` alone: the block parser splits lines there,
+    and so does every reading of a block's text (a setext heading's text was lost)."""
+    expected = [(e.kind, e.level, e.text) for e in parse_page(page, 1)]
+    assert [(e.kind, e.level, e.text) for e in parse_page(page.replace("\n", "\r"), 1)] \
+        == expected

@@ -1,7 +1,8 @@
 """Grounding markers (DeepSeek-OCR's grounding mode) as element kinds and boxes.
 
 Such output puts ``<|ref|>LABEL<|/ref|><|det|>[[x0, y0, x1, y1], ...]<|/det|>`` before
-each block, boxes in the 0-999 frame of the page image. Normalisation blanks the
+each block, boxes in the 0-999 frame of the page image (Unlimited-OCR writes the same
+labels and boxes as ``<|det|>LABEL [x0, y0, x1, y1]<|/det|>``). Normalisation blanks the
 markers (same length, so spans still index the model's Markdown); here each marker
 gives the element that follows it, before the next marker, its kind (``title`` a
 heading, ``sub_title`` a level-2 heading, ``*caption`` a caption, ``equation`` a
@@ -19,7 +20,10 @@ from .figures import Box, valid_box
 from .model import Element
 
 MARKER = re.compile(r"<\|ref\|>(?P<label>[^<>]{0,80}?)<\|/ref\|>[ \t]*"
-                    r"<\|det\|>(?P<boxes>[^<>]{0,2000}?)<\|/det\|>")
+                    r"<\|det\|>(?P<boxes>[^<>]{0,2000}?)<\|/det\|>"
+                    # Unlimited-OCR's shape: ``<|det|>label [x0, y0, x1, y1]<|/det|>``
+                    r"|<\|det\|>[ \t]*(?P<bare_label>[a-z_]{1,40})[ \t]*"
+                    r"(?P<bare_box>\[\s*\d{1,6}(?:\s*,\s*\d{1,6}){3}\s*\])[ \t]*<\|/det\|>")
 _NUMBERS = re.compile(r"\[\s*(\d{1,6})\s*,\s*(\d{1,6})\s*,\s*(\d{1,6})\s*,\s*(\d{1,6})\s*\]")
 _HEADINGS = {"title": 1, "sub_title": 2, "subtitle": 2, "section_title": 2, "section-header": 2,
              **{f"h{level}": level for level in range(1, 7)}}
@@ -46,13 +50,14 @@ def read_markers(text: str) -> list[Marker]:
     """Every grounding marker of a page, in order (boxes clamped to the 0-999 frame)."""
     markers = []
     for match in MARKER.finditer(text):
+        bare = match.group("label") is None
         boxes: list[Box] = []
-        for numbers in _NUMBERS.findall(match.group("boxes")):
+        for numbers in _NUMBERS.findall(match.group("bare_box" if bare else "boxes")):
             left, top, right, bottom = (min(999, int(n)) for n in numbers)
             if valid_box((left, top, right, bottom)):
                 boxes.append((left, top, right, bottom))
-        markers.append(Marker(match.start(), match.end(), match.group("label").strip().lower(),
-                              boxes))
+        label = match.group("bare_label" if bare else "label").strip().lower()
+        markers.append(Marker(match.start(), match.end(), label, boxes))
     return markers
 
 

@@ -10,13 +10,15 @@ wrote it and element spans stay valid against ``PageResult.markdown``:
 - presentational wrappers (``<div style=...>``, ``<center>``, ``<p align=...>``,
   ``<span>``, ``<font>``, ``<figure>``...) lose their tags and keep their text;
 - HTML comments are dropped, except docling's ``<!-- image -->`` figure placeholder;
-- grounding markers (``<|ref|>title<|/ref|><|det|>[[...]]<|/det|>``) are blanked: they
-  become kinds and boxes (:mod:`.grounding`);
+- grounding markers (``<|ref|>title<|/ref|><|det|>[[...]]<|/det|>``, Unlimited-OCR's
+  ``<|det|>title [...]<|/det|>``) are blanked, one opening a line ending in a blank
+  line, so that what follows it is a block of its own: they become kinds and boxes (:mod:`.grounding`);
 - semantic tags (``<page_number>``, ``<watermark>``, ``<signature>``;
   :mod:`.semantic_tags`) are deleted (:data:`~.html_document.DELETED` characters,
   which element text drops: ``page <page_number>7</page_number>.`` reads ``page 7.``);
 - LaTeX structure (``\\section*{...}``, ``\\item``, environment lines; Mathpix Markdown)
   becomes the Markdown it stands for (:mod:`.latex_structure`);
+- a line ending in a lone carriage return ends in a line feed instead;
 - YAML front matter at the top of the page (olmOCR writes ``primary_language``,
   ``rotation_correction``... between ``---`` lines before the text) is blanked: it
   describes the page, it is not on it.
@@ -28,7 +30,7 @@ import re
 
 from .blocks import split_lines
 from .grounding import MARKER as GROUNDING_MARKER
-from .html_document import DELETED
+from .html_document import DELETED, overwrite
 from .latex_structure import Rewrite, latex_structure
 from .semantic_tags import TAG as SEMANTIC_TAG
 
@@ -50,24 +52,34 @@ _HEADING_LINE = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 _CODE_LINE = re.compile(r"[;{}]\s*$|^\s*(?:def|class|import|from|return|for|while|if)\b|\s=\s",
                         re.MULTILINE)
 
+#: a line that ends in a carriage return alone (CommonMark's third line ending), which
+#: the block parser splits at: after it the page's lines all end in ``\n``
+_LONE_CR = re.compile(r"\r(?!\n)")
+
 Span = tuple[int, int]
 
 
 def normalise_page(text: str) -> str:
     """``text`` with fences around Markdown and wrapper markup blanked (same length)."""
+    text = _LONE_CR.sub("\n", text)
     fences, code = _fences(text)
     blanks = list(fences)
     front_matter = FRONT_MATTER.match(text)
     if front_matter is not None:
         blanks.append(front_matter.span())
-    for match in (*_WRAPPER.finditer(text), *_COMMENT.finditer(text),
-                  *GROUNDING_MARKER.finditer(text)):
+    for match in (*_WRAPPER.finditer(text), *_COMMENT.finditer(text)):
         if not _inside(match.start(), code):
             blanks.append(match.span())
+    # a grounding marker opening a line heads a block of its own, even when the line
+    # before it is text (Unlimited-OCR separates its blocks by one line break)
+    markers = [match.span() for match in GROUNDING_MARKER.finditer(text)
+               if not _inside(match.start(), code)]
+    heads = [span for span in markers if not text[_line_start(text, span[0]):span[0]].strip()]
     tags = [match.span() for match in SEMANTIC_TAG.finditer(text)
             if not _inside(match.start(), code)]
     rewritten = _rewrite(text, [r for r in latex_structure(text) if not _inside(r[0], code)])
-    return _blank(_blank(rewritten, blanks), tags, DELETED)
+    rewritten = _blank(_blank(rewritten, blanks + markers), heads, tail="\n\n")
+    return _blank(rewritten, tags, DELETED)
 
 
 def _fences(text: str) -> tuple[list[Span], list[Span]]:
@@ -124,6 +136,10 @@ def _wraps_markdown(info: str, body: str) -> bool:
     return bool(_HEADING_LINE.search(body)) and not _CODE_LINE.search(body)
 
 
+def _line_start(text: str, position: int) -> int:
+    return max(text.rfind("\n", 0, position), text.rfind("\r", 0, position)) + 1
+
+
 def _inside(position: int, regions: list[Span]) -> bool:
     return any(start <= position < end for start, end in regions)
 
@@ -137,12 +153,14 @@ def _rewrite(text: str, rewrites: list[Rewrite]) -> str:
     return "".join(chars)
 
 
-def _blank(text: str, spans: list[Span], fill: str = " ") -> str:
+def _blank(text: str, spans: list[Span], fill: str = " ", tail: str = "") -> str:
+    """``text`` with each span overwritten by ``fill`` (line breaks kept), ending in
+    ``tail`` where the span is long enough."""
     if not spans:
         return text
     chars = list(text)
     for start, end in spans:
-        for k in range(start, end):
-            if chars[k] not in "\r\n":
-                chars[k] = fill
+        overwrite(chars, start, end, "", fill)
+        if end - start >= len(tail):
+            chars[end - len(tail):end] = tail
     return "".join(chars)
