@@ -12,7 +12,8 @@ wrote it and element spans stay valid against ``PageResult.markdown``:
 - HTML comments are dropped, except docling's ``<!-- image -->`` figure placeholder;
 - grounding markers (``<|ref|>title<|/ref|><|det|>[[...]]<|/det|>``, Unlimited-OCR's
   ``<|det|>title [...]<|/det|>``) are blanked, one opening a line ending in a blank
-  line, so that what follows it is a block of its own: they become kinds and boxes (:mod:`.grounding`);
+  line, so that what follows it is a block of its own: they become kinds and boxes
+  (:mod:`.grounding`);
 - semantic tags (``<page_number>``, ``<watermark>``, ``<signature>``;
   :mod:`.semantic_tags`) are deleted (:data:`~.html_document.DELETED` characters,
   which element text drops: ``page <page_number>7</page_number>.`` reads ``page 7.``);
