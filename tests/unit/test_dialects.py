@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ovisocr_loader import PageResult, ParsedDocument, chunk_document
 from ovisocr_loader.elements import parse_page, parse_table
+from ovisocr_loader.elements.figures import qwen25_input_size
 from ovisocr_loader.elements.normalise import normalise_page
 
 from .markdown_invariants import WRAPPER_MARKUP, check_page, lost_words
@@ -446,8 +447,20 @@ def test_a_tag_cut_off_at_the_end_of_an_html_document_is_markup():
     assert paragraph.text == "Last words"
 
 
+@pytest.mark.parametrize(("sent", "seen"), [
+    ((1300, 1700), (1288, 1708)),     # inside the pixel bounds: sides rounded to 28
+    ((1275, 1650), (1288, 1652)),     # a Letter page at 150 DPI
+    ((5000, 5000), (2856, 2856)),     # over 2880*2880: scaled down, then rounded
+    ((100, 100), (448, 448)),         # under 448*448: scaled up
+])
+def test_qwen25_sees_an_image_resized_to_multiples_of_28_within_the_pixel_bounds(sent, seen):
+    assert qwen25_input_size(*sent) == seen
+
+
 def test_html_document_boxes_in_pixels_are_scaled_by_the_image_sent():
-    page = '<html><body><p data-bbox="130 170 1170 1530">Qwen2.5-VL counts pixels.</p>'
+    # pixels of the image Qwen2.5-VL saw: 1300x1700 sent, seen as 1288x1708 (sides
+    # rounded to multiples of 28)
+    page = '<html><body><p data-bbox="129 171 1159 1537">Qwen2.5-VL counts pixels.</p>'
     (paragraph,) = parse_page(page, 1, width=1300, height=1700)
     assert paragraph.bbox == (100, 100, 900, 900)
     (unknown,) = parse_page(page, 1)   # no image size: no box rather than a wrong one
@@ -596,8 +609,9 @@ def test_a_dots_ocr_layout_json_page_parses_into_the_same_elements(page):
         ("table", None, "Calls | Calls\nNorth Calls: 12"),
         ("page_furniture", None, "3")]
     title, figure, formula, table = elements[1], elements[5], elements[7], elements[8]
-    assert title.bbox == (100, 60, 900, 90)             # pixels of the image sent, 0-999
-    assert title.pdf_bbox == (50, 60, 450, 90) and figure.bbox == (100, 210, 500, 350)
+    # pixels of the image dots.ocr (Qwen2.5-VL) saw: 1000x2000 sent, seen as 1008x1988
+    assert title.bbox == (99, 60, 893, 91)
+    assert title.pdf_bbox == (49.5, 60.0, 446.5, 91.0) and figure.bbox == (99, 211, 496, 352)
     assert "Harbour Statistics" in page[title.span[0]:title.span[1]]
     assert formula.latex == "E = mc^2 \\quad x"
     assert table.table is not None and table.table.rows == [["Calls", "Calls"], ["North", "12"]]

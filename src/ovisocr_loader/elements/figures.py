@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import html
 import logging
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ..config import MAX_PIXELS, MIN_PIXELS
 
 log = logging.getLogger("ovisocr_loader")
 
 Box = tuple[int, int, int, int]
 PointBox = tuple[float, float, float, float]
+#: Qwen2.5-VL's side granularity: 14-pixel patches, merged two by two
+QWEN25_FACTOR = 28
 
 #: One image reference of any dialect (group ``described``, ``tag``, ``md`` or
 #: ``placeholder``); Nanonets writes ``<img>a description</img>``.
@@ -94,14 +99,34 @@ def to_pixels(bbox: Box, width: int, height: int) -> Box:
 
 
 def sent_pixel_boxes(numbers: Sequence[float], sent_size: tuple[int, int]) -> list[Box]:
-    """Four coordinates in pixels of the image sent, as a box in the 0-999 frame (in a
-    list: none when they are not four, the image size is unknown or the box is empty)."""
-    width, height = sent_size
-    if len(numbers) != 4 or not (width and height):
+    """Four absolute coordinates of a Qwen2.5-VL-based model (dots.ocr, Qwen2.5-VL's
+    HTML), as a box in the 0-999 frame (in a list: none when they are not four, the image
+    size is unknown or the box is empty). They are pixels of the image the model saw:
+    the image sent, resized as :func:`qwen25_input_size` says."""
+    if len(numbers) != 4 or not all(sent_size):
         return []
+    width, height = qwen25_input_size(*sent_size)
     left, top, right, bottom = (max(0, round(n)) for n in numbers)
     box = to_model_frame((left, top, right, bottom), width, height)
     return [box] if valid_box(box) else []
+
+
+def qwen25_input_size(width: int, height: int, min_pixels: int = MIN_PIXELS,
+                      max_pixels: int = MAX_PIXELS) -> tuple[int, int]:
+    """The size of the image Qwen2.5-VL sees for one of ``width`` x ``height``: each side
+    rounded to a multiple of 28 (14-pixel patches merged two by two), scaled to stay
+    within the pixel bounds (those the client sends; a page rendered inside them is
+    only rounded), as its image processor (and docling, reading dots.ocr's boxes) does."""
+    factor = QWEN25_FACTOR
+    new_w, new_h = (max(factor, round(side / factor) * factor) for side in (width, height))
+    if new_w * new_h > max_pixels:
+        shrink = math.sqrt(width * height / max_pixels)
+        new_w, new_h = (max(factor, math.floor(side / shrink / factor) * factor)
+                        for side in (width, height))
+    elif new_w * new_h < min_pixels:
+        grow = math.sqrt(min_pixels / (width * height))
+        new_w, new_h = (math.ceil(side * grow / factor) * factor for side in (width, height))
+    return new_w, new_h
 
 
 def to_model_frame(pixel_box: Box, width: int, height: int) -> Box:

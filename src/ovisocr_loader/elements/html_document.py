@@ -20,7 +20,8 @@ the model wrote it:
 
 Boxes are read in the 0-1000 frame of the page image (Qwen3-VL, and Qwen2.5-VL when
 asked for it); when a coordinate on the page exceeds 1000 they are pixels of the image
-as sent (Qwen2.5-VL's absolute coordinates) and are scaled by its size, or dropped when
+the model saw (Qwen2.5-VL's absolute coordinates: the image sent, resized as
+:func:`~.figures.qwen25_input_size` says) and are scaled by its size, or dropped when
 that size is unknown.
 """
 

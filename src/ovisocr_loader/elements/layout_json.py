@@ -3,7 +3,8 @@ same elements as Markdown.
 
 Asked for layout and text, dots.ocr answers ``[{"bbox": [x1, y1, x2, y2], "category":
 "Text", "text": "..."}, ...]`` (often fenced as ``json``, cut off when the token cap
-ends it): boxes in pixels of the image it was given, one of eleven categories, and the
+ends it): boxes in pixels of the image it saw (the image sent, resized as Qwen2.5-VL
+resizes it: :func:`~.figures.qwen25_input_size`), one of eleven categories, and the
 cell's text as Markdown (HTML for a table, LaTeX for a formula, none for a picture).
 Like :mod:`.html_document` this is a same-length rewrite, so spans still index the
 page as the model wrote it:
