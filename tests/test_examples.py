@@ -11,8 +11,9 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EXPECTED = {
     "parse_with_simulator.py": "page 2: blank=True",
-    "llama_index_quickstart.py": "/Inspection report/ 'Item | State\\nBollards State: worn'",
-    "vector_store_qdrant.py": "LangChain: page 2: Baltic 2019: 8,310; Baltic 2018: 9,875",
+    "llama_index_quickstart.py": "/Inspection report/ 'Item | State\\nBollards State: worn.'",
+    "vector_store_qdrant.py":
+        "LangChain: page 2: Baltic was 8,310 in 2019. Baltic was 9,875 in 2018.",
     "langchain_quickstart.py": "['Title', 'NarrativeText', 'Table']",
     "ray_scans.py": "23 rows: 20 pages, 3 failed",
     "eval_dpi_study.py": "100 DPI: mean F1 0.75 over 3 documents, 3 pages",

@@ -77,7 +77,7 @@ def test_elements_mode_uses_unstructured_categories(ovis_simulator: Simulator, s
         (0, "Title"), (0, "NarrativeText"), (0, "Title"), (1, "NarrativeText"), (1, "Table"),
         (1, "Image"), (1, "FigureCaption"), (2, "Title"), (2, "NarrativeText")]
     table = next(d for d in content if d.metadata["category"] == "Table")
-    assert table.page_content == "Vessel | Tonnage\nAurora Tonnage: 1200\nBorealis Tonnage: 950"
+    assert table.page_content == "Vessel | Tonnage\nAurora Tonnage: 1200.\nBorealis Tonnage: 950."
     assert table.metadata["text_as_html"].startswith("<table><tr><th>Vessel")
     assert table.metadata["heading_path"] == "Harbour report > Fleet"
     image = next(d for d in content if d.metadata["category"] == "Image")
@@ -95,7 +95,7 @@ def test_elements_mode_with_chunks(ovis_simulator: Simulator, scans: Scans):
         "Image", "CompositeElement"]
     chunks = [d for d in rest if d.metadata["category"] == "CompositeElement"]
     assert [d.metadata["page_numbers"] for d in chunks] == ["1", "1,2", "3"]
-    assert "Borealis Tonnage: 950" in chunks[1].page_content
+    assert "Borealis Tonnage: 950." in chunks[1].page_content
     assert chunks[1].metadata["text_as_html"].startswith("<table>")
     figure = rest[2]   # the figure of chunk 2, citable on its own
     assert figure.page_content == "Figure 1: Map of the basin."

@@ -154,7 +154,7 @@ def test_split_element(ovis_simulator: Simulator, scans: Scans):
                      (2, "table"), (2, "figure"), (2, "caption"), (3, "heading"),
                      (3, "paragraph")]
     table = next(d for d in docs if d.metadata.get("category") == "table")
-    assert table.text == "Vessel | Tonnage\nAurora Tonnage: 1200\nBorealis Tonnage: 950"
+    assert table.text == "Vessel | Tonnage\nAurora Tonnage: 1200.\nBorealis Tonnage: 950."
     assert table.metadata["table_html"].startswith("<table>")
     assert table.metadata["header_path"] == "/Harbour report/Fleet/"
     assert "table_html" not in table.get_content(metadata_mode=MetadataMode.EMBED)

@@ -44,7 +44,7 @@ def test_a_doctags_model_through_the_client(tmp_path: Path):
         page = parser.parse(pdf).pages[0]
         assert {r.prompt for r in docling.completions()} == {"Convert this page to docling."}
     assert [(e.kind, e.text) for e in page.elements] == [
-        ("heading", "Results"), ("figure", ""), ("table", "2019\nRevenue 2019: 1,320")]
+        ("heading", "Results"), ("figure", ""), ("table", "2019\nRevenue was 1,320 in 2019.")]
     figure, table = page.elements[1], page.elements[2]
     assert figure.bbox == (100, 200, 600, 500)                 # twice the 0-500 grid
     assert figure.pixel_bbox == (128, 330, 765, 825)          # 1275x1650 page image

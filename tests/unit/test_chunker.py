@@ -47,7 +47,7 @@ def test_table_and_formula_within_the_budget_are_never_split():
     doc = _doc(f"Intro paragraph.\n\n{table}\n\n{formula}")
     chunks = chunk_document(doc, max_tokens=130)  # the formula alone is 119 word pieces
     holding = [c for c in chunks if any(e.kind == "table" for e in c.elements)]
-    assert len(holding) == 1 and "item 5 Value: 5.0" in holding[0].text
+    assert len(holding) == 1 and "item 5 Value: 5.0." in holding[0].text
     formula_chunks = [c for c in chunks if any(e.kind == "formula" for e in c.elements)]
     assert len(formula_chunks) == 1 and "x_0 " in formula_chunks[0].text
     assert "x_29" in formula_chunks[0].text

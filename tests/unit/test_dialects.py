@@ -69,7 +69,7 @@ def test_page_wrapped_in_a_markdown_fence_keeps_its_structure():
                                       "% Recovery / Soxhlet", "% Recovery / PLE"]
     assert table.to_text().splitlines()[:2] == [
         "PAHs compounds | % Recovery Soxtec | Soxhlet | PLE",
-        "NAP Soxtec: 68.3; NAP Soxhlet: 65.6; NAP PLE: 60.0"]
+        "NAP Soxtec: 68.3. NAP Soxhlet: 65.6. NAP PLE: 60.0."]
     assert table.to_markdown().splitlines()[0].startswith("| PAHs compounds | % Recovery / Sox")
     check_page(FENCED_PAGE, elements)
 
@@ -428,7 +428,7 @@ def test_an_html_document_page_parses_into_the_same_elements():
         ("figure", None, ""),
         ("caption", None, "Figure 1: Maps of the two harbours."),
         ("formula", None, "E = mc^2"),
-        ("table", None, "Harbour | Calls\nNorth Calls: 12"),
+        ("table", None, "Harbour | Calls\nNorth Calls: 12."),
         ("page_furniture", None, "Harbour Board, 2019"),
         ("paragraph", None, "The survey went on until the")]   # cut off, never closed
     heading, _, _, items, figure, _, formula, table, _, _ = elements
@@ -606,7 +606,7 @@ def test_a_dots_ocr_layout_json_page_parses_into_the_same_elements(page):
         ("figure", None, ""),
         ("caption", None, "Figure 1: Maps of the two harbours."),
         ("formula", None, "E = mc^2 \\quad x"),
-        ("table", None, "Calls | Calls\nNorth Calls: 12"),
+        ("table", None, "Calls | Calls\nNorth Calls: 12."),
         ("page_furniture", None, "3")]
     title, figure, formula, table = elements[1], elements[5], elements[7], elements[8]
     # pixels of the image dots.ocr (Qwen2.5-VL) saw: 1000x2000 sent, seen as 1008x1988
@@ -751,7 +751,7 @@ def test_a_chandra_layout_html_page_reads_its_labels_boxes_and_math():
         ("formula", None, "$$\\int_0^1 x\\,dx$$"),
         ("figure", None, "A bar chart of sales"),
         ("caption", None, "Figure 2. Sales by region"),
-        ("table", None, "Segment | 2019\nWireless 2019: 1,320"),
+        ("table", None, "Segment | 2019\nWireless was 1,320 in 2019."),
         ("paragraph", None, "☑ I agree ☐ I do not"),
         ("paragraph", None, "Water, O, is H_2O."),
         ("page_furniture", None, "Page 7 of 9")]

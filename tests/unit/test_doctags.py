@@ -48,8 +48,8 @@ EXPECTED = [
     ("heading", 1, "Results of operations"),
     ("heading", 2, "Revenue"),
     ("paragraph", None, "Revenue grew by 12% in 2019, as shown below."),
-    ("table", None, "Years Ended 2019 | 2018\nWireless 2019: 1,320; Wireless 2018: "
-                    "1,086\nTotal 2019: 2,000; Total 2018: 1,900"),
+    ("table", None, "Years Ended 2019 | 2018\nWireless was 1,320 in 2019. Wireless was 1,086 "
+                    "in 2018.\nTotal was 2,000 in 2019. Total was 1,900 in 2018."),
     ("caption", None, "Table 1. Revenue by segment"),
     ("list", None, "- first point\n- second point"),
     ("list", None, "1. step one\n2. step two"),
@@ -100,7 +100,7 @@ def test_a_table_cut_off_by_the_next_element_ends_there():
     page = (f"<doctag><otsl>{loc(1, 1, 400, 100)}<fcel>a<fcel>b<nl><fcel>c"
             f"<text>{loc(1, 120, 400, 130)}next text</text>")
     elements = parse_page(page, 1)
-    assert [(e.kind, e.text) for e in elements] == [("table", "a: b\nc"),
+    assert [(e.kind, e.text) for e in elements] == [("table", "a: b.\nc"),
                                                    ("paragraph", "next text")]
     assert elements[0].table is not None and elements[0].table.truncated
 

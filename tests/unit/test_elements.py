@@ -88,7 +88,7 @@ def test_letter_with_rowspan_colspan_table():
     assert table.header_rows == 1 and not table.truncated
     assert "<table border=1>" in table.html
     assert table.to_markdown().splitlines()[0] == "| Test | Result | Result |"
-    assert "Creatinine Result: 168; Creatinine Result: µmol/L" in table.to_text()
+    assert "Creatinine Result: 168. Creatinine Result: µmol/L." in table.to_text()
     assert elements[0].level == 1 and elements[0].text == "St. Mary's Hospital"
     for element in elements:
         start, end = element.span

@@ -47,10 +47,10 @@ def test_a_nemotron_parse_page_reads_as_the_same_elements():
         ("heading", 2, "Results"),               # none: level 2
         ("paragraph", None, "Revenue grew by 12% in 2019."),
         ("list", None, "- first point\n- second point"),
-        ("table", None, "Segment | 2019\nWireless 2019: 1,320"),
+        ("table", None, "Segment | 2019\nWireless was 1,320 in 2019."),
         ("caption", None, "Table 1: Revenue by segment"),
         ("formula", None, "$$E = mc^2$$"),
-        ("table", None, "Region | Sales\nNorth Sales: 12"),
+        ("table", None, "Region | Sales\nNorth Sales: 12."),
         ("page_furniture", None, "7")]
     assert all(e.bbox is None for e in elements)   # the frame depends on the model version
     assert "Annual Report 2019" in PAGE[slice(*elements[1].span)]

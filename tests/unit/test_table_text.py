@@ -42,13 +42,14 @@ def test_years_under_a_spanned_label_are_header_rows():
     # the spanned label once, in the header line; each value tied to its own year
     assert lines[0] == ("Years Ended July 27, 2019 | July 28, 2018 | July 29, 2017 | "
                         "Variance in Dollars")
-    assert lines[1] == ("Research and development July 27, 2019: $ 6,577; "
-                        "Research and development July 28, 2018: $ 6,332; "
-                        "Research and development July 29, 2017: $6,059; "
-                        "Research and development Variance in Dollars: $245")
+    assert lines[1] == ("Research and development was $ 6,577 in July 27, 2019. "
+                        "Research and development was $ 6,332 in July 28, 2018. "
+                        "Research and development was $6,059 in July 29, 2017. "
+                        "Research and development Variance in Dollars: $245.")
     assert sum(line.count("Years Ended") for line in lines) == 1
-    assert lines[2] == ("Percentage of revenue July 27, 2019: 12.7%; Percentage of revenue "
-                        "July 28, 2018: 12.8%; Percentage of revenue July 29, 2017: 12.6%")
+    assert lines[2] == ("Percentage of revenue was 12.7% in July 27, 2019. Percentage of "
+                        "revenue was 12.8% in July 28, 2018. Percentage of revenue was 12.6% "
+                        "in July 29, 2017.")
 
 
 def test_units_are_said_once_and_section_rows_stand_alone():
@@ -58,7 +59,8 @@ def test_units_are_said_once_and_section_rows_stand_alone():
     assert lines[0] == "(In millions of dollars, except capital intensity)"
     assert lines[1] == "Years ended December 31 2019 | 2018 | %Chg"
     assert lines[2] == "Capital expenditures"
-    assert lines[3] == "Wireless 2019: 1,320; Wireless 2018: 1,086; Wireless %Chg: 22"
+    assert lines[3] == ("Wireless was 1,320 in 2019. Wireless was 1,086 in 2018. "
+                        "Wireless %Chg: 22.")
     assert not any(line.startswith("(In millions") for line in lines[1:])
 
 
@@ -68,7 +70,7 @@ def test_shared_words_leave_the_value_labels():
                         + row("Revenue", "$2,259", "$4,248") + "</table>")
     assert table.to_text().splitlines() == [
         "Year ended December 31, 2019 | Year ended December 31, 2018",
-        "Revenue 2019: $2,259; Revenue 2018: $4,248"]
+        "Revenue was $2,259 in 2019. Revenue was $4,248 in 2018."]
 
 
 def test_two_levels_label_a_value_when_the_lower_one_repeats():
@@ -78,7 +80,8 @@ def test_two_levels_label_a_value_when_the_lower_one_repeats():
                         + row("VAS", "26,120", "50%", "20,330", "47%") + "</table>")
     assert table.header_rows == 2
     assert table.to_text().splitlines()[-1] == (
-        "VAS 2019 Amount: 26,120; VAS 2019 %: 50%; VAS 2018 Amount: 20,330; VAS 2018 %: 47%")
+        "VAS was 26,120 in 2019 Amount. VAS was 50% in 2019 %. VAS was 20,330 in 2018 Amount. "
+        "VAS was 47% in 2018 %.")
 
 
 def test_header_cells_over_empty_columns_still_reach_the_text():
@@ -93,7 +96,8 @@ def test_a_label_row_over_numbers_after_a_title_row_is_a_header():
                         + row("NEO", "Base Salary", "Payout")
                         + row("G. Clark", "1,000,000", "0") + "</table>")
     assert table.header_rows == 2
-    assert table.to_text().splitlines()[-1] == "G. Clark Base Salary: 1,000,000; G. Clark Payout: 0"
+    assert table.to_text().splitlines()[-1] == (
+        "G. Clark Base Salary: 1,000,000. G. Clark Payout: 0.")
 
 
 def test_a_title_row_of_one_cell_over_a_header_is_a_header_row():
@@ -103,7 +107,8 @@ def test_a_title_row_of_one_cell_over_a_header_is_a_header_row():
     assert table.header_rows == 2
     assert table.to_text().splitlines() == [
         "(In millions)", "Year Ended June 30, | 2019 | 2018 | 2017",
-        "Write-offs 2019: (116); Write-offs 2018: (98); Write-offs 2017: (106)"]
+        "Write-offs was (116) in 2019. Write-offs was (98) in 2018. Write-offs was (106) in "
+        "2017."]
     # a section label over values is not a title: nothing to head
     body = parse_table("<table>" + row("Revenue", "", "") + row("Product", "100", "200")
                        + "</table>")
@@ -122,19 +127,19 @@ def test_a_long_row_label_is_written_once():
                         + row("Net cash provided by operating activities", "$13,189", "$17,400")
                         + "</table>")
     assert table.to_text().splitlines()[-1] == (
-        "Net cash provided by operating activities: $13,189 (2019), $17,400 (2018)")
+        "Net cash provided by operating activities was $13,189 in 2019 and $17,400 in 2018.")
 
 
 def test_a_row_number_is_not_repeated_with_every_value():
     table = parse_table("<table>" + row("#", "Topic", "Score")
                         + row("1", "Proteomics", "0.87") + "</table>")
-    assert table.to_text().splitlines()[-1] == "1: Proteomics (Topic), 0.87 (Score)"
+    assert table.to_text().splitlines()[-1] == "1: Proteomics (Topic) and 0.87 (Score)."
 
 
 def test_cjk_labels_are_measured_in_words_of_two_characters():
     short = parse_table("<table>" + row("渠道", "销额同比", "均价同比")
                         + row("线上", "-21.4%", "0.8%") + "</table>")
-    assert short.to_text().splitlines()[-1] == "线上 销额同比: -21.4%; 线上 均价同比: 0.8%"
+    assert short.to_text().splitlines()[-1] == "线上 销额同比: -21.4%. 线上 均价同比: 0.8%."
     long = parse_table("<table>" + row("渠道", "销额市占率同比变化", "均价同比")
                        + row("线上", "-21.4%", "0.8%") + "</table>")
     assert long.to_text().splitlines()[-1] == "线上 | -21.4% | 0.8%"
@@ -154,7 +159,8 @@ def test_a_date_label_keeps_its_month():
     table = parse_table("<table>" + row("", "December 27, 2019", "December 28, 2018")
                         + row("Stock options", "—", "201,799") + "</table>")
     assert table.to_text().splitlines()[-1] == (
-        "Stock options December 27, 2019: —; Stock options December 28, 2018: 201,799")
+        "Stock options was — in December 27, 2019. Stock options was 201,799 in December 28, "
+        "2018.")
 
 
 @pytest.mark.parametrize("body", [
@@ -205,7 +211,7 @@ def test_a_large_table_after_a_quarter_of_prose_opens_a_chunk():
     page = f"{prose}\n\nTonnage by vessel:\n\n{table}"
     first, second = chunk_document(_doc(page), max_tokens=200)
     assert first.text.endswith("Tonnage by vessel:")
-    assert second.text.startswith("Tonnage by vessel:\nVessel | Tonnage\nVessel 0 Tonnage: 1000")
+    assert second.text.startswith("Tonnage by vessel:\nVessel | Tonnage\nVessel 0 Tonnage: 1000.")
     # after a short introduction the table stays in the same chunk
     (only,) = chunk_document(_doc(page.replace(prose, "The fleet grew.")), max_tokens=200)
     assert only.text.startswith("The fleet grew.\n\nTonnage by vessel:\n\nVessel | Tonnage")
@@ -215,7 +221,7 @@ def test_a_table_beside_its_introduction_does_not_repeat_it():
     page = "Fleet by tonnage:\n\n" + "<table>" + row("Vessel", "Tonnage") + row(
         "Aurora", "1200") + "</table>"
     (chunk,) = chunk_document(_doc(page), max_tokens=200)
-    assert chunk.text == "Fleet by tonnage:\n\nVessel | Tonnage\nAurora Tonnage: 1200"
+    assert chunk.text == "Fleet by tonnage:\n\nVessel | Tonnage\nAurora Tonnage: 1200."
 
 
 def test_a_caption_under_a_table_joins_its_chunk():
@@ -242,4 +248,4 @@ def test_a_table_at_the_top_of_a_page_takes_no_context_from_the_page_before():
     second = PageResult(page_number=2, markdown=table, elements=parse_page(table, 2))
     doc = ParsedDocument(source="t.pdf", total_pages=2, pages=[first, second])
     chunks = chunk_document(doc, max_tokens=200, page_breaks=True)
-    assert chunks[-1].text == "Item | State\nBollards State: worn"
+    assert chunks[-1].text == "Item | State\nBollards State: worn."

@@ -4,10 +4,11 @@ A table reads as its units ("(In millions of dollars)"), one line of column
 headers in which a label spanning several columns appears once ("Item | Years
 Ended July 27, 2019 | July 28, 2018"), then a line per row. The labelled form ties
 every value to its row label and to the shortest label that tells its column apart,
-as a fact that reads on its own ("Research and development July 27, 2019: $ 6,577;
-Research and development July 28, 2018: $ 6,332"); a row label of more than four
-words is written once ("Net cash provided by operating activities: $13,189 (2019),
-$17,400 (2018)"). It suits tables whose column labels are short (years, dates,
+in a sentence that reads on its own, as a sentence-embedding model reads best
+("Research and development was $ 6,577 in July 27, 2019. Research and development was
+$ 6,332 in July 28, 2018."); a row label of more than four words is written once
+("Net cash provided by operating activities was $13,189 in 2019 and $17,400 in
+2018."). It suits tables whose column labels are short (years, dates,
 periods: at most three words); the compact form keeps the values in column order
 ("Research and development | $ 6,577 | $ 6,332") for the others, where long column
 labels repeated before every value would drown the row labels, and for tables too
@@ -33,6 +34,9 @@ _UNITS = re.compile(r"\b(?:thousands|millions|billions|'000s?|000s)\b|^\(?\s*in\
 _MAX_UNITS = 80
 _DAY = re.compile(r"^\d{1,2},?$")
 _ROW_NUMBER = re.compile(r"^[#(\[]?\d{1,4}[.)\]]?$")
+#: a column label that names a period (a year, a date, a quarter): its values read as
+#: "X was V in 2019"
+_PERIOD = re.compile(r"\d")
 _CJK = re.compile(f"[{CJK_CHARACTERS}]")
 #: a column label of at most this many words goes with every value it labels
 SHORT_COLUMN_LABEL = 3
@@ -79,13 +83,38 @@ def row_lines(rows: Grid, header_rows: int, *, compact: bool = False) -> list[st
 
 
 def _labelled_row(label: str, values: list[tuple[str, str]]) -> str:
-    """``label column: value; ...`` for a short row label, else ``label: value (column), ...``
-    (also when the label is a row number, which says nothing on its own)."""
-    if label and label_words(label) <= SHORT_ROW_LABEL and not _ROW_NUMBER.match(label):
-        return "; ".join(f"{label} {name}: {v}" if name and name != v else f"{label}: {v}"
-                         for v, name in values)
-    text = ", ".join(f"{v} ({name})" if name and name != v else v for v, name in values)
-    return f"{label}: {text}" if label else text
+    """Each value a sentence with its row and column: ``Wireless was 1,320 in 2019.`` for
+    a period (a column label with a digit: a year, a date, ``Q3``), ``Aurora Tonnage:
+    1200.`` for another column. A row label of more than four words is written once:
+    ``Net cash provided by operating activities was $13,189 in 2019 and $17,400 in
+    2018.``; so is a row number, which says nothing on its own (``1: Proteomics (Topic)
+    and 0.87 (Score).``)."""
+    facts = [(f"{v} in {name}" if _PERIOD.search(name) else f"{v} ({name})")
+             if name and name != v else v for v, name in values]
+    if not label:
+        return _and(facts)
+    number = bool(_ROW_NUMBER.match(label))
+    if label_words(label) <= SHORT_ROW_LABEL and not number:
+        return " ".join(_fact(label, v, name) for v, name in values)
+    if not number and all(_PERIOD.search(name) for v, name in values if name and name != v):
+        return _sentence(f"{label} was {_and(facts)}")
+    return _sentence(f"{label}: {_and(facts)}")
+
+
+def _fact(label: str, value: str, name: str) -> str:
+    if not name or name == value:
+        return _sentence(f"{label}: {value}")
+    if _PERIOD.search(name):
+        return _sentence(f"{label} was {value} in {name}")
+    return _sentence(f"{label} {name}: {value}")
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def preferred_texts(rows: Grid, header_rows: int) -> Iterator[str]:
