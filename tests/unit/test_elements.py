@@ -250,3 +250,16 @@ def test_code_fences_keep_their_text():
     assert [e.text for e in parse_page("```python\nx = 1\n``` note", 1)] == ["x = 1\nnote"]
     # an empty fence's info word is text, with or without text after the closing fence
     assert [e.text for e in parse_page("```A\n```# B", 1)] == ["A\n# B"]
+
+
+@pytest.mark.parametrize(("page", "text"), [
+    ("AT&amp;T &lt;b&gt; &#169; 2019 &#x2013; R&D &copy 3 &bogus;",
+     "AT&T <b> © 2019 – R&D &copy 3 &bogus;"),
+    ("# Q&amp;A", "Q&A"),
+    ("<html><body><p>Smith &amp; Sons &ndash; 2019</p>", "Smith & Sons – 2019"),
+])
+def test_character_references_in_prose_read_as_their_characters(page, text):
+    """As CommonMark reads them (models writing HTML escape ``&``); a reference needs
+    its semicolon, so text that only looks like one stays as written."""
+    (element,) = parse_page(page, 1)
+    assert element.text == text

@@ -49,6 +49,9 @@ _PAGE_NUMBER = re.compile(
     r"(?:\s*(?:of|/|von|de)\s*\d{1,4})?$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _INNER_SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
+#: a character reference as HTML and CommonMark write it: named, decimal or hex, with
+#: its semicolon
+_REFERENCE = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});")
 _FURNITURE_SLOTS = 2
 #: readers of pages that are not Markdown (each a same-length rewrite, or None)
 _DOCUMENT_READERS = (read_html_document, read_layout_json, read_doctags, read_nemotron)
@@ -198,9 +201,12 @@ def _code_text(source: str) -> str:
 
 
 def clean_text(source: str, *, indented: bool = False) -> str:
-    """Prose as it reads: ``<br>`` as a line break, gaps left by blanked markup closed
-    (at the start of a line too, unless ``indented``: a list's nesting)."""
-    lines = _BREAK.sub("\n", source.replace(DELETED, "")).split("\n")
+    """Prose as it reads: ``<br>`` as a line break, character references decoded
+    (``&amp;`` as ``&``, as CommonMark reads them; only with their ``;``, so that
+    ``&copy 3`` stays), gaps left by blanked markup closed (at the start of a line too,
+    unless ``indented``: a list's nesting)."""
+    text = _BREAK.sub("\n", source.replace(DELETED, ""))
+    lines = _REFERENCE.sub(lambda ref: html.unescape(ref.group()), text).split("\n")
     return "\n".join(_INNER_SPACES.sub(" ", line.rstrip() if indented else line.strip())
                      for line in lines).strip()
 
