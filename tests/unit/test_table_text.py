@@ -163,6 +163,55 @@ def test_a_date_label_keeps_its_month():
         "2018.")
 
 
+EXPENSES_TEXT = parse_table(EXPENSES).to_text()
+
+PIPE_SPANNED = """| | Years Ended | | | |
+|---|---|---|---|---|
+| | July 27, 2019 | July 28, 2018 | July 29, 2017 | Variance in Dollars |
+| Research and development | $ 6,577 | $ 6,332 | $6,059 | $245 |
+| Percentage of revenue | 12.7% | 12.8% | 12.6% | |"""
+
+
+@pytest.mark.parametrize("page", [
+    PIPE_SPANNED,
+    # docling's Markdown repeats a spanned label over every cell it spans
+    PIPE_SPANNED.replace("| | Years Ended | | | |",
+                         "| | Years Ended | Years Ended | Years Ended | |"),
+    # a <thead> holding only the spanned label's row
+    EXPENSES.replace("<table>", "<table><thead>").replace("</tr>", "</tr></thead>", 1),
+    # a LaTeX table ruled under its first row only
+    "\\begin{tabular}{lrrrr}\n & \\multicolumn{3}{c}{Years Ended} & \\\\ \\hline\n"
+    " & July 27, 2019 & July 28, 2018 & July 29, 2017 & Variance in Dollars \\\\\n"
+    "Research and development & \\$ 6,577 & \\$ 6,332 & \\$6,059 & \\$245 \\\\\n"
+    "Percentage of revenue & 12.7\\% & 12.8\\% & 12.6\\% & \\\\\n\\end{tabular}",
+    # an OTSL table (DocTags) whose column-header cells are the spanned label's only
+    "<otsl><ecel><ched>Years Ended<lcel><lcel><ecel><nl><ecel><fcel>July 27, 2019"
+    "<fcel>July 28, 2018<fcel>July 29, 2017<fcel>Variance in Dollars<nl>"
+    "<fcel>Research and development<fcel>$ 6,577<fcel>$ 6,332<fcel>$6,059<fcel>$245<nl>"
+    "<fcel>Percentage of revenue<fcel>12.7%<fcel>12.8%<fcel>12.6%<ecel><nl></otsl>",
+])
+def test_years_under_a_stated_header_that_spans_them_are_header_rows(page: str):
+    """A pipe table cannot span a label over its years, so the years stand under the
+    delimiter (and a model may mark or rule only the first row): they still head their
+    columns, as in an HTML table that spans the label."""
+    (element,) = parse_page(page, 1)
+    assert element.table is not None and element.table.header_rows == 2
+    assert element.text == EXPENSES_TEXT
+
+
+@pytest.mark.parametrize("page", [
+    # every column of numbers named apart already: the row under the delimiter is data
+    "| Segment | 2019 | 2018 |\n|---|---|---|\n| | Wireless | Wireline |\n| Sales | 5 | 6 |",
+    # a stub cell spanning two columns of row labels is no unnamed value column
+    "<table><tr><th colspan=2>Plant</th><th>Control</th><th>Treated</th></tr>"
+    "<tr><td>Height</td><td>Group 1</td><td>105</td><td>120</td></tr>"
+    "<tr><td>Height</td><td>Group 2</td><td>62</td><td>112</td></tr></table>",
+])
+def test_a_stated_header_naming_its_columns_is_not_extended(page: str):
+    (element,) = parse_page(page, 1)
+    assert element.table is not None and element.table.header_rows == 1
+
+
 @pytest.mark.parametrize("body", [
     row("Revenue", "n/a", "n/a"),          # placeholders are values, not labels
     row("Revenue", "$(15,571)", "$(24,122)"),

@@ -19,6 +19,7 @@ from .tables import (
     Caption,
     CaptionedTable,
     Pending,
+    extend_header,
     fill_pending,
     grid_html,
     infer_header_rows,
@@ -89,7 +90,7 @@ def _grid(body: str) -> tuple[list[list[str]], int]:
         rows.append(_place(cells, pending))
     rows = rectangular(rows)
     if ruled_after is not None and ruled_after < len(rows):
-        return rows, ruled_after
+        return rows, extend_header(rows, ruled_after)
     return rows, infer_header_rows(rows)
 
 

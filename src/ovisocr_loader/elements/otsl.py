@@ -16,7 +16,14 @@ import re
 
 from .html_document import DELETED
 from .model import TableData
-from .tables import Caption, CaptionedTable, grid_html, infer_header_rows, rectangular
+from .tables import (
+    Caption,
+    CaptionedTable,
+    extend_header,
+    grid_html,
+    infer_header_rows,
+    rectangular,
+)
 
 _OPEN = "<otsl>"
 _CLOSE = "</otsl>"
@@ -36,7 +43,7 @@ def parse_otsl(source: str) -> CaptionedTable:
     cells = source[start:body_end] if caption is None else (
         source[start:caption.start()] + " " + source[caption.end():body_end])
     rows, header_rows, spans = _grid(cells)
-    header_rows = header_rows or infer_header_rows(rows, spans)
+    header_rows = extend_header(rows, header_rows) or infer_header_rows(rows, spans)
     table = TableData(rows=rows, header_rows=header_rows, html=grid_html(rows, header_rows),
                       truncated=end < 0)
     first_cell = _TOKEN.search(source, start, body_end)

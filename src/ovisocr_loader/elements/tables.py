@@ -5,7 +5,9 @@ HTML tables may carry rowspan/colspan (quoted or not), ``<thead>``, ``<th>``,
 ``<br>``, entities, unclosed tags, and may be cut off by truncation.
 
 Header rows: ``<thead>`` rows or rows of ``<th>`` cells; a pipe table's rows
-above its delimiter row. Without any of those, the first row is inferred to be a
+above its delimiter row; when those leave value columns unnamed or alike (a label
+spanning years, which a pipe table cannot span), the rows under them that go on
+labelling columns too. Without any of those, the first row is inferred to be a
 header, conservatively, when it holds no numbers (years aside) and either has a
 cell spanning several columns, or stands over a column whose body is mostly
 numbers; a first row of one cell of text ("March 31,") over such a header is a
@@ -87,7 +89,8 @@ def parse_table(html: str) -> TableData:
         if not flag:
             break
         marked += 1
-    header_rows = marked or infer_header_rows(rows, grid.colspans, grid.rowspans)
+    header_rows = extend_header(rows, marked) or infer_header_rows(rows, grid.colspans,
+                                                                   grid.rowspans)
     truncated = "</table>" not in html.lower()
     return TableData(rows=rows, header_rows=header_rows, html=html, truncated=truncated)
 
@@ -177,6 +180,30 @@ def infer_header_rows(rows: list[list[str]], colspans: list[bool] | None = None,
     count = 1
     while count < depth and _header_like(rows[count]):
         count += 1
+    return _labelling_rows(rows, count)
+
+
+def extend_header(rows: list[list[str]], count: int) -> int:
+    """Header rows the markup states (``<th>``, rows above a pipe table's delimiter, a
+    LaTeX rule), and the rows under them that go on labelling columns, when the stated
+    rows leave value columns unnamed or alike: a pipe table has no spans, so a label
+    spanning years (``| | Years Ended | | |``) stands over them in the body."""
+    if not count or _columns_named_apart(rows, count):
+        return count
+    return _labelling_rows(rows, count)
+
+
+def _columns_named_apart(rows: list[list[str]], count: int) -> bool:
+    """Does the header over each column of numbers name it, apart from the others?
+    (Columns of text are row labels, which a stub cell may span.)"""
+    labels = [tuple(row[col].strip() for row in rows[:count]) for col in range(len(rows[0]))
+              if _mostly_numbers([row[col] for row in rows[count:]])]
+    return all(any(label) for label in labels) and len(set(labels)) == len(labels)
+
+
+def _labelling_rows(rows: list[list[str]], count: int) -> int:
+    """``count`` and the rows after it that still label columns (years under a spanned
+    label, a units row, a row naming every column over numbers)."""
     while count < len(rows) - 1 and (_sub_header(rows[count]) or _column_titles(
             rows[count], rows[count + 1:])):
         count += 1
@@ -216,12 +243,15 @@ def _header_like(row: list[str]) -> bool:
 
 def _numbers_under_text(header: list[str], body: list[list[str]]) -> bool:
     """Some column has a text header over a body that is mostly numbers."""
-    for col, title in enumerate(header):
-        values = [row[col] for row in body if col < len(row) and row[col].strip()]
-        numbers = sum(1 for v in values if is_number(v))
-        if title.strip() and values and numbers * 2 >= len(values) and numbers >= 1:
-            return True
-    return False
+    return any(title.strip() and _mostly_numbers([row[col] for row in body if col < len(row)])
+               for col, title in enumerate(header))
+
+
+def _mostly_numbers(cells: list[str]) -> bool:
+    """At least half the non-empty cells are numbers, and one is."""
+    values = [c for c in cells if c.strip()]
+    numbers = sum(1 for v in values if is_number(v))
+    return numbers >= 1 and numbers * 2 >= len(values)
 
 
 #: column -> (rows a cell spanning down from above still covers, its text)
@@ -314,8 +344,7 @@ def parse_pipe_table(source: str) -> TableData:
             continue
         rows.append(split_pipe_row(line))
     rows = rectangular(rows)
-    if not header_rows:
-        header_rows = infer_header_rows(rows)
+    header_rows = extend_header(rows, header_rows) or infer_header_rows(rows)
     return TableData(rows=rows, header_rows=header_rows, html=grid_html(rows, header_rows))
 
 
