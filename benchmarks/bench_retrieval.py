@@ -13,11 +13,15 @@ Method (docs/benchmarks.md, "Retrieval"):
 4. A question is a hit at k when the top k chunks, counting only chunks of its own
    page, hold every target (``retrieval_set.targets``). MRR is 1/the first such k (0
    past 20).
-5. Margins: the worse of the package's chunkers against the best other, and how they
+5. ``--table-style`` writes the same tables as other models do (``<th>`` in a
+   ``<thead>``, Markdown pipe tables), to check that the margins do not hang on one
+   way of writing them.
+6. Margins: the worse of the package's chunkers against the best other, and how they
    move when only the questions of random halves of the pages are scored.
 
     python benchmarks/bench_retrieval.py [--budgets 256 512] [--limit N] [--data FILE]
         [--chunkers NAME ...] [--chart docs/retrieval_hit5.png] [--workdir DIR]
+        [--table-style td|th|pipe|pipe-repeated]
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from retrieval_chunkers import (
     RetrievalChunk,
     docling_available,
 )
-from retrieval_set import DEFAULT_DATA, Page, covers, load_pages
+from retrieval_set import DEFAULT_DATA, TABLE_STYLES, Page, covers, load_pages
 
 DEPTH = 20
 SOURCES = ("table", "text", "table-text")
@@ -340,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budgets", type=int, nargs="+", default=[256, 512])
     ap.add_argument("--chunkers", nargs="+", choices=list(CHUNKERS), default=list(CHUNKERS))
     ap.add_argument("--chart", type=Path, default=None, help="write a PNG of hit@5")
+    ap.add_argument("--table-style", choices=list(TABLE_STYLES), default="td",
+                    help="how the pages write their tables (default: %(default)s, plain "
+                         "<td> header rows with colspans)")
     ap.add_argument("--workdir", type=Path, default=WORKDIR,
                     help="emptied and used for the page files (default: %(default)s)")
     args = ap.parse_args(argv)
@@ -349,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.chunkers if n != "docling HybridChunker" or docling_available()]
     if len(names) < len(args.chunkers):
         print("docling is not installed: its HybridChunker is left out", file=sys.stderr)
-    pages = load_pages(args.data, args.limit)
+    pages = load_pages(args.data, args.limit, args.table_style)
     with redirect_stdout(sys.stderr):  # LlamaIndex prints its warnings: keep the report clean
         results = run(pages, args.budgets, names, args.workdir)
     print(report(results, sum(len(p.questions) for p in pages)))

@@ -11,6 +11,12 @@ derivation (count) or the numbers of its derivation other than constants
 (arithmetic). A set of chunks covers a question when their text holds every
 target (case-folded, white space collapsed, thousands separators ignored, a
 number never matched inside a longer number).
+
+Other models write tables otherwise (``TABLE_STYLES``): header rows as ``<th>`` in a
+``<thead>``, or a Markdown pipe table, which has no spans (the first header row above
+the delimiter, the others below it, a spanned label in its first cell or repeated
+over every cell it spans, as docling writes it). The same questions over pages in
+another style check that the chunks' advantage is not the fit to one way of writing.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "retrieval" / \
@@ -52,8 +60,9 @@ class Page:
     questions: list[Question] = field(default_factory=list)
 
 
-def load_pages(path: Path, limit: int | None = None) -> list[Page]:
-    """Every context of a TAT-QA file as a page with its findable questions."""
+def load_pages(path: Path, limit: int | None = None, style: str = "td") -> list[Page]:
+    """Every context of a TAT-QA file as a page with its findable questions, its table
+    written in ``style`` (one of ``TABLE_STYLES``)."""
     contexts = json.loads(path.read_text(encoding="utf-8"))
     pages = []
     for number, context in enumerate(contexts[:limit], 1):
@@ -61,7 +70,7 @@ def load_pages(path: Path, limit: int | None = None) -> list[Page]:
         paragraphs = [p["text"] for p in sorted(context["paragraphs"],
                                                 key=lambda p: p["order"])]
         page = Page(uid=context["table"]["uid"], file_name=f"report_{number:04d}.pdf",
-                    markdown=page_markdown(grid, paragraphs),
+                    markdown=page_markdown(grid, paragraphs, style),
                     visible="\n".join([*paragraphs, *(c for row in grid for c in row)]))
         for q in context["questions"]:
             question = Question(q["uid"], q["question"], q["answer_from"], q["answer_type"],
@@ -72,11 +81,11 @@ def load_pages(path: Path, limit: int | None = None) -> list[Page]:
     return pages
 
 
-def page_markdown(grid: list[list[str]], paragraphs: list[str]) -> str:
+def page_markdown(grid: list[list[str]], paragraphs: list[str], style: str = "td") -> str:
     """Paragraphs up to the table's introduction, the table, the other paragraphs."""
     intro = [i for i, p in enumerate(paragraphs) if _INTRO.search(p)]
     split = intro[-1] + 1 if intro else min(1, len(paragraphs))
-    blocks = [*paragraphs[:split], table_html(grid), *paragraphs[split:]]
+    blocks = [*paragraphs[:split], TABLE_STYLES[style](grid), *paragraphs[split:]]
     return "\n\n".join(b.strip() for b in blocks if b.strip()) + "\n"
 
 
@@ -92,16 +101,39 @@ def header_row_count(grid: list[list[str]]) -> int:
     return count
 
 
-def table_html(grid: list[list[str]]) -> str:
-    """The grid as a VLM writes it: header rows as plain cells with colspans."""
+def table_html(grid: list[list[str]], tag: str = "td") -> str:
+    """The grid as a VLM writes it: header rows as plain cells with colspans (with
+    ``tag="th"``: as ``<th>`` cells in a ``<thead>``)."""
     header = header_row_count(grid)
     rows = []
     for index, row in enumerate(grid):
+        cell = tag if index < header else "td"
         cells = _spanned(row) if index < header else [(c, 1) for c in row]
         rows.append("<tr>" + "".join(
-            f"<td colspan=\"{span}\">{html.escape(text)}</td>" if span > 1 else
-            f"<td>{html.escape(text)}</td>" for text, span in cells) + "</tr>")
-    return "<table>" + "".join(rows) + "</table>"
+            f"<{cell} colspan=\"{span}\">{html.escape(text)}</{cell}>" if span > 1 else
+            f"<{cell}>{html.escape(text)}</{cell}>" for text, span in cells) + "</tr>")
+    if tag == "td" or not header:
+        return "<table>" + "".join(rows) + "</table>"
+    return (f"<table><thead>{''.join(rows[:header])}</thead>"
+            f"<tbody>{''.join(rows[header:])}</tbody></table>")
+
+
+def pipe_table(grid: list[list[str]], repeat_spans: bool = False) -> str:
+    """The grid as a GFM pipe table: no spans, so a spanned header label stands in its
+    first cell (``repeat_spans``: in every cell it spans); the delimiter under the first
+    row, as GFM allows one header row."""
+    header = header_row_count(grid)
+    lines = []
+    for index, row in enumerate(grid):
+        cells = row
+        if index < header:
+            cells = [text if repeat_spans or not n else ""
+                     for text, span in _spanned(row) for n in range(span)]
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ")
+                                        for c in cells) + " |")
+        if index == 0:
+            lines.append("|" + "---|" * len(row))
+    return "\n".join(lines)
 
 
 def _spanned(row: list[str]) -> list[tuple[str, int]]:
@@ -139,6 +171,15 @@ def _spanned(row: list[str]) -> list[tuple[str, int]]:
         cells.append((row[label], end - col + 1))
         col = end + 1
     return cells
+
+
+#: how a page writes its table: the issue's plain ``<td>`` header rows first
+TABLE_STYLES: dict[str, Callable[[list[list[str]]], str]] = {
+    "td": table_html,
+    "th": partial(table_html, tag="th"),
+    "pipe": pipe_table,
+    "pipe-repeated": partial(pipe_table, repeat_spans=True),
+}
 
 
 def targets(question: dict[str, object]) -> list[str]:

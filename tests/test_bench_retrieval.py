@@ -15,6 +15,7 @@ sys.path.insert(0, str(BENCH))
 
 from retrieval_set import (  # noqa: E402
     DEFAULT_DATA,
+    TABLE_STYLES,
     covers,
     header_row_count,
     page_markdown,
@@ -36,6 +37,20 @@ def test_pages_are_written_as_a_vlm_writes_them():
     blocks = page.split("\n\n")
     assert blocks[:2] == ["Title", "Expenses are as follows (in millions):"]
     assert blocks[2].startswith("<table>") and blocks[3] == "After.\n"
+
+
+def test_other_models_write_the_same_table_otherwise():
+    """<th> in a <thead>, or a pipe table without spans: the label once or repeated."""
+    assert TABLE_STYLES["th"](GRID).startswith(
+        '<table><thead><tr><th></th><th colspan="3">Years Ended</th></tr><tr><th></th>')
+    assert "<tbody><tr><td>Research and development</td>" in TABLE_STYLES["th"](GRID)
+    assert TABLE_STYLES["pipe"](GRID).splitlines()[:3] == [
+        "|  | Years Ended |  |  |", "|---|---|---|---|",
+        "|  | July 27, 2019 | July 28, 2018 | July 29, 2017 |"]
+    assert TABLE_STYLES["pipe-repeated"](GRID).splitlines()[0] == (
+        "|  | Years Ended | Years Ended | Years Ended |")
+    page = page_markdown(GRID, ["Expenses are as follows:"], "pipe")
+    assert page.split("\n\n")[1].startswith("|  | Years Ended")
 
 
 def test_targets_and_the_hit_rule():
