@@ -47,8 +47,8 @@ def test_a_latex_table_page_gives_a_caption_and_a_table_with_spans_and_header():
         ["ResNet", "76.1", "92.9"],
         ["ViT & co", "$80.1 \\pm 0.2$", "95.0"]]
     assert table.text.splitlines()[-2:] == [
-        "ResNet was 76.1 in Top-1. ResNet was 92.9 in Top-5.",
-        "ViT & co was $80.1 \\pm 0.2$ in Top-1. ViT & co was 95.0 in Top-5."]
+        "ResNet Top-1: 76.1. ResNet Top-5: 92.9.",      # a digit, but no period
+        "ViT & co Top-1: $80.1 \\pm 0.2$. ViT & co Top-5: 95.0."]
     assert NOUGAT_PAGE[slice(*table.span)].startswith("\\begin{table}")
     assert NOUGAT_PAGE[slice(*table.span)].endswith("\\end{table}")
     assert table.table.html.startswith("<table><thead>") and not table.table.truncated

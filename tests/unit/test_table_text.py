@@ -122,6 +122,19 @@ def test_a_year_with_a_footnote_mark_still_heads_its_column(year: str):
     assert table.header_rows == 1
 
 
+@pytest.mark.parametrize(("column", "fact"), [
+    ("2019", "Wireless was 5 in 2019."), ("FY19", "Wireless was 5 in FY19."),
+    ("Q3", "Wireless was 5 in Q3."), ("Dec. 31", "Wireless was 5 in Dec. 31."),
+    ("1-3 years", "Wireless was 5 in 1-3 years."), ("53 WEEKS", "Wireless was 5 in 53 WEEKS."),
+    ("Top-1", "Wireless Top-1: 5."), ("Level 2", "Wireless Level 2: 5."),
+    ("Tonnage", "Wireless Tonnage: 5."),
+])
+def test_a_value_reads_in_its_period_only_when_the_column_names_one(column: str, fact: str):
+    table = parse_table(f"<table><tr><th>Segment</th><th>{column}</th><th>Other</th></tr>"
+                        "<tr><td>Wireless</td><td>5</td><td></td></tr></table>")
+    assert table.to_text().splitlines()[-1] == fact
+
+
 def test_a_long_row_label_is_written_once():
     table = parse_table("<table>" + row("", "2019", "2018")
                         + row("Net cash provided by operating activities", "$13,189", "$17,400")

@@ -34,9 +34,13 @@ _UNITS = re.compile(r"\b(?:thousands|millions|billions|'000s?|000s)\b|^\(?\s*in\
 _MAX_UNITS = 80
 _DAY = re.compile(r"^\d{1,2},?$")
 _ROW_NUMBER = re.compile(r"^[#(\[]?\d{1,4}[.)\]]?$")
-#: a column label that names a period (a year, a date, a quarter): its values read as
-#: "X was V in 2019"
-_PERIOD = re.compile(r"\d")
+#: a column label that names a period (a year, perhaps fiscal or with a footnote mark, a
+#: month, a quarter or half, a span of years or weeks): its values read as "X was V in
+#: 2019"; other labels with digits ("Top-1", "Level 2") as "X Top-1: V"
+_PERIOD = re.compile(
+    r"(?<![\d.,])(?:1[89]|20)\d\d|(?<![\d.,])'\d\d\b|\b(?:FY|F|Q|H)\s?\d"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
+    r"|\d\s*(?:years?|yrs?|months?|weeks?|days?)\b", re.IGNORECASE)
 _CJK = re.compile(f"[{CJK_CHARACTERS}]")
 #: a column label of at most this many words goes with every value it labels
 SHORT_COLUMN_LABEL = 3
@@ -84,7 +88,7 @@ def row_lines(rows: Grid, header_rows: int, *, compact: bool = False) -> list[st
 
 def _labelled_row(label: str, values: list[tuple[str, str]]) -> str:
     """Each value a sentence with its row and column: ``Wireless was 1,320 in 2019.`` for
-    a period (a column label with a digit: a year, a date, ``Q3``), ``Aurora Tonnage:
+    a period (a year, a date, ``Q3``), ``Aurora Tonnage:
     1200.`` for another column. A row label of more than four words is written once:
     ``Net cash provided by operating activities was $13,189 in 2019 and $17,400 in
     2018.``; so is a row number, which says nothing on its own (``1: Proteomics (Topic)
