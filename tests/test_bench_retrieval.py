@@ -109,22 +109,56 @@ def test_the_benchmark_runs_on_a_small_set(tmp_path: Path):
     assert hit5 == 1.0                      # four pages, every answer findable in the top 5
     assert "margin" in out and chart.stat().st_size > 10_000
     for measure in ("dense hit@5", "table", "text", "BM25 hit@5"):
-        assert f"budget 96 {measure}: margin over random halves of the pages" in out
+        assert f"budget 96 {measure}: on resampled sets of reports margin" in out
+    assert "every target at every budget met in" in out
 
 
-def test_the_margin_spread_scores_only_the_questions_of_each_half():
-    """Per-question hits resampled by page: a chunker that wins only on page b's table
-    question is ahead by 1 on the halves holding b and level on the others."""
-    from bench_retrieval import Score, _resampled_margins
+def _result(chunker: str, budget: int, firsts: dict[str, list[int | None]]) -> dict:
+    from bench_retrieval import Score
 
-    ours, other = Score(), Score()
-    for page, source, mine, theirs in [("a", "table", 5, 5), ("a", "text", 1, None),
-                                       ("b", "table", 2, None), ("c", "table", None, None)]:
-        ours.add(source, mine, page)
-        other.add(source, theirs, page)
-    table = _resampled_margins(ours, other, "table", draws=60, seed=1)
-    assert set(table) == {0.0, 1.0} and len(table) == 60
-    assert set(_resampled_margins(ours, other, "all", draws=60, seed=1)) <= {0.0, 0.5, 1.0}
+    dense, bm25 = Score(), Score()
+    for page, hits in firsts.items():
+        for first in hits:
+            dense.add("table", first, page)
+            bm25.add("table", first, page)
+    return {"chunker": chunker, "budget": budget, "dense": dense, "bm25": bm25}
+
+
+def test_target_odds_resample_reports_and_pick_the_best_other_in_each_draw():
+    """Ours wins page a's question, one other wins page b's: a draw of three pages (with
+    replacement) meets a target when ours is ahead of whichever other does better in
+    it; text questions, of which there are none, are level in every draw."""
+    from itertools import product
+    from math import factorial
+
+    from bench_retrieval import target_odds
+
+    results = {
+        "ours": _result("OvisNodeParser", 64, {"a": [1], "b": [None], "c": [2]}),
+        "x": _result("LI SentenceSplitter", 64, {"a": [None], "b": [None], "c": [2]}),
+        "y": _result("LC Recursive, raw page", 64, {"a": [None], "b": [3], "c": [None]}),
+    }
+    expected = sum(factorial(3) / (factorial(na) * factorial(nb) * factorial(nc)) / 27
+                   for na, nb, nc in product(range(4), repeat=3)
+                   if na + nb + nc == 3 and na + nc > max(nc, nb))
+    lines = target_odds(results, draws=2000, seed=3).splitlines()
+    odds = {line.split(":")[0]: float(line.rsplit("met in ", 1)[1].split("%")[0]) / 100
+            for line in lines[:-1]}
+    assert odds.pop("budget 64 text") == 1.0
+    assert set(odds) == {"budget 64 dense hit@5", "budget 64 table", "budget 64 BM25 hit@5"}
+    assert all(abs(o - expected) < 0.04 for o in odds.values())
+    joint = odds["budget 64 table"]
+    assert lines[-1].startswith(f"every target at every budget met in {joint:.0%}")
+
+
+def test_a_target_that_asks_to_be_ahead_is_not_met_level():
+    from bench_retrieval import TARGETS
+
+    ahead = next(t for t in TARGETS if t.label == "BM25 hit@5")
+    not_behind = next(t for t in TARGETS if t.label == "text")
+    by_005 = next(t for t in TARGETS if t.label == "table")
+    assert not ahead.met(0.0) and ahead.met(0.001) and not_behind.met(0.0)
+    assert by_005.met(0.3 - 0.25) and not by_005.met(0.049)
 
 
 def test_the_benchmark_runs_on_a_slice_of_tatqa(tmp_path: Path):
