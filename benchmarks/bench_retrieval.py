@@ -68,8 +68,9 @@ class Target:
     least: float
     strict: bool = False
 
-    def met(self, margin: float) -> bool:
-        margin = round(margin, 9)  # a difference of two fractions: no float dust
+    def met(self, margin: Any) -> Any:
+        """For one margin or an array of them (then elementwise)."""
+        margin = np.round(margin, 9)  # a difference of two fractions: no float dust
         return margin > self.least if self.strict else margin >= self.least
 
 
@@ -295,21 +296,18 @@ def target_odds(results: dict[str, Any], draws: int = 2000, seed: int = 0) -> st
     the pages drawn again with replacement (a bootstrap over reports; the index keeps
     every page), the worse of ours and the best other chosen anew in each draw. A
     margin can be met on these questions by luck; this says how much of it is luck."""
-    budgets = list(_contenders(results))
-    if not budgets:
+    contenders = list(_contenders(results))
+    if not contenders:
         return ""
-    pages = sorted({page for _, ours, _ in budgets for r in ours
+    pages = sorted({page for _, ours, _ in contenders for r in ours
                     for page, _, _ in r["dense"].answers})
     counts = np.random.default_rng(seed).multinomial(
         len(pages), np.full(len(pages), 1 / len(pages)), size=draws)
     lines, every = [], np.ones(draws, dtype=bool)
-    for budget, ours, others in budgets:
+    for budget, ours, others in contenders:
         for target in TARGETS:
-            def rates(group: list[Any], t: Target = target) -> Any:
-                return np.stack([_draw_rates(r[t.ranker], t.source, pages, counts)
-                                 for r in group])
-            margins = rates(ours).min(axis=0) - rates(others).max(axis=0)
-            met = np.array([target.met(m) for m in margins])
+            margins = _draw_margins(ours, others, target, pages, counts)
+            met = target.met(margins)
             every &= met
             low, high = np.percentile(margins, [5, 95])
             lines.append(f"budget {budget} {target.label}: on resampled sets of reports "
@@ -318,6 +316,15 @@ def target_odds(results: dict[str, Any], draws: int = 2000, seed: int = 0) -> st
     lines.append(f"every target at every budget met in {every.mean():.0%} of {draws} "
                  "resampled sets of reports")
     return "\n".join(lines)
+
+
+def _draw_margins(ours: list[Any], others: list[Any], target: Target, pages: list[str],
+                  counts: Any) -> Any:
+    """Per draw, the worse of ours minus the best of the others on ``target``."""
+    def rates(group: list[Any]) -> Any:
+        return np.stack([_draw_rates(r[target.ranker], target.source, pages, counts)
+                         for r in group])
+    return rates(ours).min(axis=0) - rates(others).max(axis=0)
 
 
 def _draw_rates(score: Score, source: str, pages: list[str], counts: Any) -> Any:
