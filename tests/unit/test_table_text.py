@@ -7,7 +7,7 @@ import pytest
 
 from ovisocr_loader import PageResult, ParsedDocument, chunk_document
 from ovisocr_loader.elements import parse_page, parse_table
-from ovisocr_loader.elements.chunker import table_context
+from ovisocr_loader.elements.chunker import TABLE_MARK, table_context
 from ovisocr_loader.elements.token_estimate import approx_tokens
 
 
@@ -250,7 +250,7 @@ def test_every_part_of_a_split_table_carries_its_context_and_header():
     for chunk in parts:
         lines = chunk.text.splitlines()
         context = lines.index("Tonnage by vessel is as follows (in tonnes):")
-        assert next(line for line in lines[context + 1:] if line) == "2019 | 2018"
+        assert [line for line in lines[context + 1:] if line][:2] == ["Table", "2019 | 2018"]
         assert approx_tokens(chunk.text) <= 120
     values = [line for c in parts for line in c.text.splitlines() if line.startswith("Vessel")]
     assert values == [f"Vessel {i} | {1000 + i} | {900 + i}" for i in range(60)]
@@ -273,17 +273,32 @@ def test_a_large_table_after_a_quarter_of_prose_opens_a_chunk():
     page = f"{prose}\n\nTonnage by vessel:\n\n{table}"
     first, second = chunk_document(_doc(page), max_tokens=200)
     assert first.text.endswith("Tonnage by vessel:")
-    assert second.text.startswith("Tonnage by vessel:\nVessel | Tonnage\nVessel 0 Tonnage: 1000.")
+    assert second.text.startswith(
+        "Tonnage by vessel:\nTable\nVessel | Tonnage\nVessel 0 Tonnage: 1000.")
     # after a short introduction the table stays in the same chunk
     (only,) = chunk_document(_doc(page.replace(prose, "The fleet grew.")), max_tokens=200)
-    assert only.text.startswith("The fleet grew.\n\nTonnage by vessel:\n\nVessel | Tonnage")
+    assert only.text.startswith("The fleet grew.\n\nTonnage by vessel:\n\nTable\nVessel | Tonnage")
 
 
 def test_a_table_beside_its_introduction_does_not_repeat_it():
     page = "Fleet by tonnage:\n\n" + "<table>" + row("Vessel", "Tonnage") + row(
         "Aurora", "1200") + "</table>"
     (chunk,) = chunk_document(_doc(page), max_tokens=200)
-    assert chunk.text == "Fleet by tonnage:\n\nVessel | Tonnage\nAurora Tonnage: 1200."
+    assert chunk.text == "Fleet by tonnage:\n\nTable\nVessel | Tonnage\nAurora Tonnage: 1200."
+
+
+def test_every_table_part_and_nothing_else_opens_with_the_table_line():
+    rows = "".join(row(f"Vessel {i}", f"{1000 + i}") for i in range(40))
+    page = ("The fleet grew.\n\n<table>" + row("Vessel", "Tonnage") + rows
+            + "</table>\n\nAfter the table.")
+    chunks = chunk_document(_doc(page), max_tokens=100)
+    parts = [part for c in chunks for part in c.text.split("\n\n") if "Vessel" in part]
+    assert len(parts) > 1
+    # the mark opens each part, after the introducing sentence where that is repeated
+    assert [p.split(TABLE_MARK + "Vessel | Tonnage\n")[0] for p in parts] == [
+        "", *["The fleet grew.\n"] * (len(parts) - 1)]
+    assert sum(c.text.count(TABLE_MARK) for c in chunks) == len(parts)
+    assert all(approx_tokens(c.text) <= 100 for c in chunks)
 
 
 def test_a_caption_under_a_table_joins_its_chunk():
@@ -310,4 +325,4 @@ def test_a_table_at_the_top_of_a_page_takes_no_context_from_the_page_before():
     second = PageResult(page_number=2, markdown=table, elements=parse_page(table, 2))
     doc = ParsedDocument(source="t.pdf", total_pages=2, pages=[first, second])
     chunks = chunk_document(doc, max_tokens=200, page_breaks=True)
-    assert chunks[-1].text == "Item | State\nBollards State: worn."
+    assert chunks[-1].text == "Table\nItem | State\nBollards State: worn."
