@@ -16,7 +16,8 @@ the chunk already holds a quarter of the budget (of at most :data:`READ_WINDOW`)
 so its rows are in the opening of a chunk (where an embedding model that
 truncates still reads them) rather than behind the prose, and a table that fills
 half its chunk or more closes it, so what follows is not embedded with its rows (a
-caption under it still joins).
+caption under it still joins, and so do its notes, :mod:`.table_notes`; a note with
+no room beside its table opens the next chunk with the rows that cite it).
 Page furniture is left out of chunk text (it stays flagged on the elements).
 """
 
@@ -29,6 +30,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from .model import Element, TableData
+from .table_notes import cited_rows, is_table_note
 from .table_text import header_lines, preferred_texts, row_lines
 from .token_estimate import CJK_CHARACTERS, approx_tokens
 
@@ -159,24 +161,47 @@ class _Packer:
         self.chunks: list[Chunk] = []
         self.previous: Element | None = None
         self.closing = False
+        self.table: tuple[Element, TableData] | None = None  # while its notes may follow
 
     def add(self, element: Element) -> None:
+        note = self._is_note(element)
         joins_table = self.closing and element.kind == "caption"
-        if self.closing and not joins_table:
-            self.flush()  # a table closes its chunk (a caption under it still joins)
-        self.closing = joins_table
+        if self.closing and not joins_table and not note:
+            self.flush()  # a table closes its chunk (a caption or a note under it joins)
+        self.closing = joins_table or (note and self.closing)
         if element.kind == "heading":
             if self._holds_body():
                 self.flush()  # consecutive headings stay together with the text they head
             enter_heading(self.path, element)
-        if self._half_full_before(element):
+        if not note and self._half_full_before(element):
             self.flush()
         if element.kind == "table" and element.table is not None:
             self._add_table(element, element.table)
+        elif note and self.table is not None:
+            self._add_note(element, *self.table)
         else:
             for piece in _pieces(element, self.max_tokens, self.count):
                 self.place(element, piece)
+        if not note and element.kind not in ("table", "caption"):
+            self.table = None
         self.previous = element
+
+    def _is_note(self, element: Element) -> bool:
+        """A paragraph right under a table (or under its notes) that explains it."""
+        return (element.kind in ("paragraph", "list") and self.table is not None
+                and is_table_note(element.text, self.table[1]))
+
+    def _add_note(self, note: Element, table_element: Element, table: TableData) -> None:
+        """Place a table's note; in a chunk without its table, the labels of the rows that
+        cite it go first (``Acquisition of Commercialization Rights (1)``)."""
+        context = cited_rows(note.text, table)
+        for piece in _pieces(note, self.max_tokens, self.count):
+            beside = any(e is table_element for e, _, _ in self.parts)
+            if context and not (beside and self.fits(self.texts(), piece)):
+                labelled = f"{context}\n{piece}"
+                if self.count(labelled) <= self.max_tokens:
+                    piece = labelled
+            self.place(note, piece)
 
     def _half_full_before(self, element: Element) -> bool:
         """A paragraph or list starts a new chunk once the chunk is half full, so prose
@@ -197,6 +222,7 @@ class _Packer:
         budget = self.max_tokens - self.count(context + "\n") if context else self.max_tokens
         if budget < self.max_tokens // 2:  # a context too long to repeat: leave it out
             context, budget = "", self.max_tokens
+        self.table = (element, table)
         pieces = table_pieces(table, budget - self.count(TABLE_MARK), self.count)
         if not pieces:   # no text (a reference to a table kept elsewhere): no mark here
             return
