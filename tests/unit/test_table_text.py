@@ -143,6 +143,14 @@ def test_a_long_row_label_is_written_once():
         "Net cash provided by operating activities was $13,189 in 2019 and $17,400 in 2018.")
 
 
+def test_a_note_mark_set_close_after_a_row_label_stands_apart():
+    table = parse_table("<table>" + row("", "2019", "2018") + row("Accruals1", "49.3", "43.2")
+                        + row("Level 2", "7", "8") + "</table>")
+    assert table.to_text().splitlines()[-2:] == [
+        "Accruals (1) was 49.3 in 2019. Accruals (1) was 43.2 in 2018.",
+        "Level 2 was 7 in 2019. Level 2 was 8 in 2018."]
+
+
 def test_a_row_number_is_not_repeated_with_every_value():
     table = parse_table("<table>" + row("#", "Topic", "Score")
                         + row("1", "Proteomics", "0.87") + "</table>")

@@ -32,6 +32,8 @@ COLUMN_SEPARATOR = " | "
 _UNITS = re.compile(r"\b(?:thousands|millions|billions|'000s?|000s)\b|^\(?\s*in\s+\S+\s*\)?$",
                     re.IGNORECASE)
 _MAX_UNITS = 80
+#: a note's mark set close after a row label, as OCR writes a superscript ("Accruals1")
+_GLUED_MARK = re.compile(r"([a-z]{3})([1-9])$")
 _DAY = re.compile(r"^\d{1,2},?$")
 _ROW_NUMBER = re.compile(r"^[#(\[]?\d{1,4}[.)\]]?$")
 #: a column label that names a period (a year, perhaps fiscal or with a footnote mark, a
@@ -75,6 +77,7 @@ def row_lines(rows: Grid, header_rows: int, *, compact: bool = False) -> list[st
     lines = []
     for row in rows[header_rows:]:
         cells = [c.replace("\n", " ").strip() for c in row]
+        cells[0] = _GLUED_MARK.sub(r"\1 (\2)", cells[0])  # "Accruals1": a note's mark
         label = cells[0]
         values = [(v, labels[i]) for i, v in enumerate(cells) if i and v]
         if not values:
