@@ -37,6 +37,15 @@ def test_other_paragraphs_under_a_table_are_not_its_notes(text: str):
     assert not is_table_note(text, NOTED)
 
 
+def test_a_mark_is_not_found_inside_a_longer_one_or_a_word():
+    table = parse_table("<table><tr><td>(In millions, except per share data)</td><td>2019</td>"
+                        "</tr><tr><td>Total obligations (11)</td><td>5</td></tr>"
+                        "<tr><td>Leases (1)</td><td>4</td></tr></table>")
+    assert cited_rows("(1) Operating leases include renewals.", table) == "Leases (1)"
+    assert not is_table_note("(a) Represents an impairment.", table)
+    assert not is_table_note("(4) Represents an impairment.", table)
+
+
 def test_a_note_names_the_rows_that_cite_it():
     assert cited_rows("(1) Includes acquisition charges.", NOTED) == (
         "Operating income (1); Other (1)")

@@ -56,8 +56,12 @@ def _cites(match: re.Match[str], table_text: str) -> bool:
     marker = match.group(kind).strip()
     if kind == "symbol":
         return marker in table_text
-    core = marker.strip("()[] ")
-    if kind == "number" and re.search(rf"(?<=[^\W\d_]|[)\]]){core}(?!\d)", table_text):
-        return True  # a bare "1 Includes ...": a label of the table ends with the 1
-    return re.search(rf"[(\[]\s*{re.escape(core)}\s*[)\]]|(?<=\w){re.escape(core)}\)",
-                     table_text) is not None
+    core = re.escape(marker.strip("()[] "))
+    if re.search(rf"[(\[]\s*{core}\s*[)\]]", table_text):
+        return True  # "Operating income (1)"
+    if not core.isdigit():
+        return False  # a letter glued to a word is the word's ("data)"), not a mark
+    # a digit set close after a word: "Accruals1" for a bare "1 ...", "profit1)" for others
+    glued = (rf"(?<=[^\W\d_]|[)\]]){core}(?!\d)" if kind == "number"
+             else rf"(?<=[^\W\d_]){core}\)")
+    return re.search(glued, table_text) is not None
