@@ -39,10 +39,8 @@ def cited_rows(text: str, table: TableData, most: int = 3) -> str:
     match = _MARKER.match(text)
     if match is None or match.lastgroup == "note":
         return ""
-    width = max((len(r) for r in table.rows), default=0)
     labels = [row[0] for row in table.rows[table.header_rows:] if row]
-    labels += [table.rows[r][c] for r in range(table.header_rows) for c in range(width)
-               if c < len(table.rows[r])]
+    labels += [cell for row in table.rows[:table.header_rows] for cell in row]
     found: list[str] = []
     for label in labels:
         label = label.replace("\n", " ").strip()
