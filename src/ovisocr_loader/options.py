@@ -241,12 +241,19 @@ def resolve_base_urls(base_url: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _check_url(url: str) -> None:
-    """An http(s) URL with a host and no credentials in it (they would end up in logs)."""
+    """An http(s) URL with a host and no credentials in it, neither as ``user:key@`` nor
+    in a query (they would end up in logs and error messages)."""
     parts = urllib.parse.urlsplit(url)
-    shown = parts._replace(netloc=parts.hostname or "").geturl() if parts.password else url
+    host = parts.netloc.rpartition("@")[2]
+    shown = parts._replace(netloc=host, query="", fragment="").geturl() \
+        if parts.password or parts.username or parts.query or parts.fragment else url
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"base_url must be an http(s) URL such as http://localhost:8000/v1, "
                          f"got {shown!r}")
     if parts.username or parts.password:
         raise ValueError(f"base_url {shown!r} holds credentials; pass api_key= (or set "
+                         "OVISOCR_API_KEY) instead")
+    if parts.query or parts.fragment:
+        raise ValueError(f"base_url {shown!r} has a query (?...) or fragment (#...), which "
+                         "the API paths cannot follow; pass a key as api_key= (or "
                          "OVISOCR_API_KEY) instead")

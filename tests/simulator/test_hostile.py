@@ -190,6 +190,25 @@ def test_an_answer_longer_than_max_tokens_allows_is_cut_off():
     assert max(server.sent) < 16 << 20      # not the 64 MiB the server wanted to send
 
 
+def test_an_error_event_echoing_the_key_is_stored_redacted():
+    key = "sk-stream-0123456789"
+    event = b"data: " + json.dumps({"error": {"message": f"token {key} revoked"}}).encode()
+
+    def answer(conn: socket.socket) -> int:
+        _sse_headers(conn)
+        conn.sendall(event + b"\n\n")
+        return len(event)
+
+    server = RawServer(answer)
+    try:
+        page = OvisParser(base_url=server.base_url, model="m", api_key=key,
+                          retry=FAST_RETRY).parse(make_pdf([page_image(1)])).pages[0]
+    finally:
+        server.close()
+    assert page.error is not None and "token [redacted] revoked" in page.error.message
+    assert key not in page.model_dump_json()
+
+
 @pytest.mark.parametrize(("body", "content_type"), [
     (b"<html><body>Please log in</body></html>", "text/html"),
     (b"{not json", "application/json"),

@@ -15,16 +15,23 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from .arguments import EXIT_INTERRUPTED, build
+from ..options import resolve_base_urls
+from .arguments import EXIT_INTERRUPTED, EXIT_UNUSABLE, build
 from .eval_command import run_compare, run_eval
 from .other_commands import run_bench, run_simulate
-from .parse_command import run_parse
+from .parse_command import run_parse, say
 from .review_command import run_review
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="ovisocr: %(message)s")
+    if hasattr(args, "base_url") and args.command != "simulate":
+        try:   # a URL with a key in it is a usage error, said before anything is read
+            resolve_base_urls(args.base_url)
+        except ValueError as exc:
+            say(str(exc))
+            return EXIT_UNUSABLE
     try:
         if args.command == "simulate":
             return run_simulate(args)

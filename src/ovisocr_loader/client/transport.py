@@ -38,6 +38,7 @@ from .guard import Degenerate
 from .metrics import ServerLoad, metrics_url, parse_metrics
 from .request import ChatRequest
 from .retry import parse_retry_after
+from .secrets import Secrets
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -90,6 +91,7 @@ class Transport:
         self._metrics_session: aiohttp.ClientSession | None = None
         self._metrics_misses = 0
         self._api_key = api_key
+        self._secrets = Secrets(api_key)
         self._chat_session: aiohttp.ClientSession | None = None
         self._pacing = chat_stream.ReadPacing()
         #: answer characters received on every stream so far (the adaptive rate)
@@ -128,11 +130,14 @@ class Transport:
 
     async def probe(self) -> list[str]:
         """List the served model ids; fail fast with a clear error if nothing answers."""
-        with _mapped_errors(self.base_url, probe=True, timeout=self.timeouts.probe):
-            raw = await asyncio.wait_for(self._client.models.with_raw_response.list(),
-                                         self.timeouts.probe)
-            body = raw.content
-        return _model_ids(body, self.base_url)
+        try:
+            with _mapped_errors(self.base_url, probe=True, timeout=self.timeouts.probe):
+                raw = await asyncio.wait_for(self._client.models.with_raw_response.list(),
+                                             self.timeouts.probe)
+                body = raw.content
+            return _model_ids(body, self.base_url)
+        except OvisLoaderError as exc:
+            raise self._secrets.scrub(exc) from None
 
     async def stream(self, request: ChatRequest,
                      on_text: Callable[[str], Degenerate | None],
@@ -159,6 +164,8 @@ class Transport:
                   loop.call_at(state.start + self.timeouts.page, expire, "page")]
         try:
             await reader
+        except OvisLoaderError as exc:
+            raise self._secrets.scrub(exc) from None
         except asyncio.CancelledError:
             if _cancelled_by_caller():
                 raise
