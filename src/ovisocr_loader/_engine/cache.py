@@ -16,7 +16,9 @@ redoing finished pages, and a rerun of the same corpus sends no OCR request.
 Several processes may share one sqlite cache: its WAL journal with a busy timeout
 serialises writers. An entry that no longer validates is ignored (and replaced
 when the page is parsed again); a file that is not a sqlite database is moved
-aside. Only pages with content (or blank pages) are stored, never failures.
+aside. A cache this user may not read or write, or one that stays locked, is
+left untouched: the run goes on without it (one warning). Only pages with
+content (or blank pages) are stored, never failures.
 
 A cache fault never stops a run: an entry that cannot be read is a miss, a
 cache that cannot be written stops being written, each said once per run.
@@ -25,6 +27,7 @@ Keys are content hashes; they never appear in logs.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -32,7 +35,6 @@ import os
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,11 +44,13 @@ from ..client.request import RequestRecipe
 from ..config import RenderSettings
 from ..document import PageResult
 from ..options import CacheLayout
+from ..writes import write_atomically
 
 log = logging.getLogger("ovisocr_loader")
 
 CACHE_FILE = "ovisocr-pages.sqlite"
 PAGES_FOLDER = "pages"
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26   # sqlite's result codes (named in 3.11+)
 _SCHEMA = """CREATE TABLE IF NOT EXISTS pages (
     key TEXT PRIMARY KEY,
     source_sha256 TEXT NOT NULL,
@@ -79,9 +83,12 @@ class PageCache:
         self._lock = threading.Lock()
         self._said: set[str] = set()
         self.writable = True
+        _check_access(self.path)
         try:
             self._db = self._open()
         except sqlite3.DatabaseError as exc:
+            if not _corrupt(exc):   # busy, read-only, cannot open: the file may be fine
+                raise
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
             log.warning("cache %s is unreadable (%s); moved to %s, starting afresh",
                         self.path, exc, aside)
@@ -163,13 +170,10 @@ class PageFiles:
         if page.error is not None or not self.writable:
             return
         target = self.entry(key)
-        temp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
         try:
             target.parent.mkdir(exist_ok=True)
-            temp.write_text(_encode(page), encoding="utf-8")
-            os.replace(temp, target)
+            write_atomically(target, _encode(page))
         except OSError as exc:
-            temp.unlink(missing_ok=True)
             self.writable = False
             self._fault("write", exc)
 
@@ -178,6 +182,22 @@ class PageFiles:
 
     def close(self) -> None:
         """Nothing to release: every entry is closed as soon as it is written."""
+
+
+def _check_access(path: Path) -> None:
+    """Raise ``PermissionError`` for a cache file this user may not read and write: a
+    shared cache is not thrown away as corrupt over a permission."""
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+
+def _corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """Whether sqlite said the file is not a database (or a damaged one), as opposed to
+    one it could not open, lock or write (``OperationalError``)."""
+    code = getattr(exc, "sqlite_errorcode", None)   # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    return type(exc) is sqlite3.DatabaseError
 
 
 def open_page_store(directory: str, layout: CacheLayout = "sqlite") -> PageCache | PageFiles:

@@ -164,7 +164,8 @@ def open_cache(directory: str, layout: CacheLayout = "sqlite") -> PageCache | Pa
     try:
         return open_page_store(directory, layout)
     except (OSError, sqlite3.Error) as exc:
-        log.warning("cannot use %s as a cache (%s: %s); running without a cache",
+        log.warning("cannot use %s as a cache (%s: %s); left as it is, running without a "
+                    "cache",
                     directory, type(exc).__name__, exc)
         return None
 

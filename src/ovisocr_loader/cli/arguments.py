@@ -104,6 +104,10 @@ def _parser_options(p: argparse.ArgumentParser, command: str) -> None:
     pages of which (encrypted) input."""
     p.add_argument("--pages", type=page_ranges, metavar="RANGES",
                    help="only these 1-based pages of each input, e.g. 1-3,7 (default: all)")
+    if command in ("parse", "review"):
+        p.add_argument("--follow-links", action="store_true",
+                       help="read links in input folders that point outside them (default:\n"
+                            "left out, with a warning)")
     add_option_flags(p, command)
     p.add_argument("--password", metavar="PASSWORD", help="password for encrypted PDFs")
 

@@ -9,6 +9,7 @@ writes every finished document and what the unfinished ones have so far
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -21,6 +22,7 @@ from ..errors import OvisLoaderError
 from ..jobs import DocumentJob, DocumentStarted, PageFinished, ProgressEvent
 from ..parser import OvisParser
 from ..sources import expand_paths
+from ..writes import shown_name, write_problem
 from .arguments import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNUSABLE
 from .option_flags import options_from_args
 from .outputs import OutputError, OutputPlan, plan_outputs
@@ -29,7 +31,7 @@ from .ray_command import run_parse_ray
 
 
 def run_parse(args: argparse.Namespace) -> int:
-    files, problems = check_inputs(args.paths)
+    files, problems = check_inputs(args.paths, follow_links=args.follow_links)
     for problem in problems:
         say(problem)
     if not files:
@@ -47,9 +49,15 @@ def run_parse(args: argparse.Namespace) -> int:
         say(str(exc))
         return EXIT_UNUSABLE
     try:
+        plan.check()
+    except OSError as exc:
+        say(f"cannot write to {shown_name(exc.filename or plan.describe())}: "
+            f"{write_problem(exc)}")
+        return EXIT_UNUSABLE
+    try:
         parser = OvisParser(**parser_options(args))
         parser.check()
-    except (OvisLoaderError, ImportError) as exc:
+    except (OvisLoaderError, ImportError, ValueError) as exc:
         say(str(exc))
         return EXIT_UNUSABLE
     progress = Progress(progress_mode(args), limit=lambda: parser.concurrency_now)
@@ -72,11 +80,12 @@ def parser_options(args: argparse.Namespace) -> dict[str, Any]:
     return options_from_args(args, args.command)
 
 
-def check_inputs(paths: list[str]) -> tuple[list[Path], list[str]]:
+def check_inputs(paths: list[str], *, follow_links: bool = False
+                 ) -> tuple[list[Path], list[str]]:
     """The files to parse, and one message for each input that cannot be read."""
     files: list[Path] = []
     problems: list[str] = []
-    for path in expand_paths(paths):
+    for path in expand_paths(paths, follow_links=follow_links):
         if not path.exists():
             problems.append(f"{path}: file not found")
         elif not path.is_file():
@@ -89,7 +98,8 @@ def check_inputs(paths: list[str]) -> tuple[list[Path], list[str]]:
 
 
 def say(message: str) -> None:
-    print(f"ovisocr: {message}", file=sys.stderr, flush=True)
+    """One line on stderr; a file name that is not UTF-8 shows its bytes as ``\\xff``."""
+    print(f"ovisocr: {shown_name(message)}", file=sys.stderr, flush=True)
 
 
 def progress_mode(args: argparse.Namespace) -> str:
@@ -110,6 +120,8 @@ class ParseRun:
     pages: int = 0
     cached: int = 0
     documents: int = 0
+    #: documents parsed but not written: (source, why)
+    unwritten: list[tuple[str, str]] = field(default_factory=list)
     partial: dict[str, dict[int, PageResult]] = field(default_factory=dict)
     expected: dict[str, int] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
@@ -127,14 +139,33 @@ class ParseRun:
         if doc.error is not None:   # the parser's warning has named it, once
             self.failed_files += 1
             return
-        self.plan.write(doc)
+        if not self.write(doc):
+            return
         self.documents += 1
         self.pages += len(doc.pages)
         self.cached += sum(p.cached for p in doc.pages)
         self.page_errors += len(doc.failed_pages)
 
+    def write(self, doc: ParsedDocument, note: str = "") -> bool:
+        """Write one document; a write that fails is that document's error, said at once
+        and again in the summary, and the run goes on with the others."""
+        try:
+            self.plan.write(doc, note)
+        except OSError as exc:
+            where = shown_name(exc.filename) if exc.filename else self.plan.describe()
+            why = f"cannot write {where}: {write_problem(exc)}"
+            say(f"{shown_name(doc.source)}: {why}")
+            self.unwritten.append((doc.source, why))
+            self.failed_files += 1
+            if self.plan.stdout:
+                silence_stdout()
+            return False
+        return True
+
     def summary(self, inputs: int) -> int:
         self.progress.close()
+        for source, why in self.unwritten:
+            say(f"not written: {shown_name(source)} ({why})")
         elapsed = time.monotonic() - self.started
         rate = self.pages / elapsed * 60 if elapsed > 0 else 0.0
         say(f"{inputs - self.failed_files}/{inputs} files, {self.pages} pages "
@@ -151,9 +182,8 @@ class ParseRun:
             if pages:
                 doc = ParsedDocument(source=source, total_pages=self.expected.get(source, 0),
                                      pages=[pages[n] for n in sorted(pages)])
-                self.plan.write(doc, note=f"incomplete: interrupted after {len(pages)} of "
-                                          f"{self.expected.get(source, 0)} pages")
-                incomplete += 1
+                incomplete += self.write(doc, note=f"incomplete: interrupted after {len(pages)} "
+                                                   f"of {self.expected.get(source, 0)} pages")
         done = self.pages + sum(len(p) for p in self.partial.values())
         resume = (f"run the same command again to resume: finished pages are in the cache "
                   f"{cache}" if cache else "add --cache DIR next time, and an interrupted "
@@ -161,6 +191,15 @@ class ParseRun:
         say(f"interrupted: {_count(done, 'page')} done; {_count(self.documents, 'document')} "
             f"written, {incomplete} incomplete (marked as such); {resume}")
         return EXIT_INTERRUPTED
+
+
+def silence_stdout() -> None:
+    """After stdout failed (a closed pipe, ``/dev/full``): point it at /dev/null, so
+    neither later documents nor the interpreter's last flush raise again."""
+    with contextlib.suppress(OSError, ValueError):   # no file descriptor: nothing to do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _count(n: int, noun: str) -> str:

@@ -8,6 +8,7 @@ the server again (their page images come from the source files, if still there).
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -19,6 +20,7 @@ from ..jobs import DocumentJob
 from ..parser import OvisParser
 from ..paths import user_path
 from ..review import write_site
+from ..writes import check_writable_folder, shown_name, write_problem
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 from .parse_command import check_inputs, parser_options, progress_mode, say
 from .progress import Progress
@@ -28,24 +30,41 @@ def run_review(args: argparse.Namespace) -> int:
     saved = [p for p in args.paths if p.lower().endswith(".json")]
     docs, problems = load_saved(saved)
     others = [p for p in args.paths if p not in saved]
-    files, missing = check_inputs(others) if others else ([], [])
+    files, missing = check_inputs(others, follow_links=args.follow_links) if others else ([], [])
     problems += missing
     for problem in problems:
         say(problem)
+    folder = user_path(args.output)
+    try:
+        check_writable_folder(folder)
+    except OSError as exc:
+        say(f"cannot write to {shown_name(exc.filename or folder)}: {write_problem(exc)}")
+        return EXIT_UNUSABLE
     if files:
         try:
             docs += parse(args, files)
-        except (OvisLoaderError, ImportError) as exc:
+        except (OvisLoaderError, ImportError, ValueError) as exc:
             say(str(exc))
             return EXIT_UNUSABLE
     if not docs:
         say("nothing to review")
         return EXIT_UNUSABLE
-    index = write_site(docs, user_path(args.output), render=RenderSettings(dpi=args.dpi),
-                       password=args.password)
+    unwritten: list[str] = []
+
+    def not_written(doc: ParsedDocument, exc: OSError) -> None:
+        unwritten.append(doc.source)
+        say(f"{shown_name(doc.source)}: cannot write its review page "
+            f"{shown_name(exc.filename or folder)}: {write_problem(exc)}")
+
+    try:
+        index = write_site(docs, folder, render=RenderSettings(dpi=args.dpi),
+                           password=args.password, on_error=not_written)
+    except OSError as exc:
+        say(f"cannot write {shown_name(exc.filename or folder)}: {write_problem(exc)}")
+        return EXIT_FAILED
     pages = sum(len(d.pages) for d in docs)
     flagged = sum(1 for d in docs for p in d.pages if p.flags)
-    failed = sum(1 for d in docs if d.error is not None) + len(problems)
+    failed = sum(1 for d in docs if d.error is not None) + len(problems) + len(unwritten)
     page_errors = sum(1 for d in docs for p in d.pages if p.error is not None)
     say(f"review site: {index} ({len(docs)} documents, {pages} pages, {flagged} flagged "
         f"pages, {page_errors} page errors, {failed} files failed); open it in a browser")
@@ -58,10 +77,10 @@ def load_saved(paths: list[str]) -> tuple[list[ParsedDocument], list[str]]:
     for path in paths:
         try:
             text = Path(user_path(path)).read_text(encoding="utf-8")
-            docs.append(ParsedDocument.model_validate_json(text))
+            docs.append(ParsedDocument.model_validate(json.loads(text)))
         except OSError as exc:
             problems.append(f"{path}: cannot read ({exc.strerror or exc})")
-        except ValidationError:
+        except (ValidationError, ValueError):
             problems.append(f"{path}: not a document written by ovisocr parse --format json")
     return docs, problems
 

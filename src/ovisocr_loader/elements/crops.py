@@ -14,6 +14,7 @@ from pathlib import Path
 from PIL import Image
 
 from ..sources.png import encode_png
+from ..writes import write_atomically
 from .figures import to_pixels
 from .model import Element
 
@@ -57,5 +58,5 @@ def crop_figures(page_png: bytes, elements: list[Element], directory: str | None
                 folder.mkdir(parents=True, exist_ok=True)
                 number = figure_number(elements, element)
                 path = folder / crop_file_name(sha256, page_number, number)
-                path.write_bytes(element.image_png)
+                write_atomically(path, element.image_png)
                 element.image_path = os.fspath(path)

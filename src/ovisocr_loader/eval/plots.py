@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from ..writes import write_atomically
 from .scores import Comparison
 
 _SIZE, _PAD = 420, 50
@@ -26,7 +27,7 @@ def write_plots(comparison: Comparison, folder: str | Path) -> list[Path]:
 
 
 def _write(path: Path, svg: str) -> Path:
-    path.write_text(svg, encoding="utf-8")
+    write_atomically(path, svg)
     return path
 
 

@@ -13,6 +13,7 @@ from html import escape
 
 from ..document import PageResult, ParsedDocument
 from ..elements import Element
+from ..writes import shown_name
 from .sanitize import safe_table_html
 
 #: What the browser may load: the site's own images, its inline style; nothing else.
@@ -56,13 +57,14 @@ table{border-collapse:collapse}td,th{border:1px solid #99a;padding:2px 6px}th{ba
 def document_page(doc: ParsedDocument, images: dict[int, str | None], index_href: str
                   ) -> str:
     """The page of one document: its pages, each image beside its elements."""
+    name = shown_name(doc.source)
     body = [f'<header><a href="{escape(index_href)}">All documents</a>'
-            f"<h1>{escape(doc.source)}</h1><p>{escape(_summary(doc))}</p></header><main>"]
+            f"<h1>{escape(name)}</h1><p>{escape(_summary(doc))}</p></header><main>"]
     if doc.error is not None:
         body.append(f'<p class="error" data-flag="error">{escape(doc.error.text)}</p>')
     body.extend(_page(page, images.get(page.page_number)) for page in doc.pages)
     body.append("</main>")
-    return _html(doc.source, "".join(body))
+    return _html(name, "".join(body))
 
 
 def index_page(entries: list[tuple[ParsedDocument, str]]) -> str:
@@ -77,8 +79,9 @@ def index_page(entries: list[tuple[ParsedDocument, str]]) -> str:
         shown = "".join(f'<span class="flag">{FLAG_LABELS[f]}: {_pages(pages)}</span>'
                         for f, pages in flags.items() if pages)
         attr = f' data-flag="{flagged}"' if flagged else ""
-        rows.append(f'<tr data-document="{escape(doc.source)}"{attr}><td><a href="'
-                    f'{escape(href)}">{escape(doc.source)}</a></td><td>{len(doc.pages)}</td>'
+        name = escape(shown_name(doc.source))
+        rows.append(f'<tr data-document="{name}"{attr}><td><a href="'
+                    f'{escape(href)}">{name}</a></td><td>{len(doc.pages)}</td>'
                     f"<td>{shown or 'none'}</td></tr>")
     table = ('<table class="index"><tr><th>document</th><th>pages</th><th>flags</th></tr>'
              + "".join(rows) + "</table>")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import glob
 import hashlib
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import BinaryIO, Literal
 
 from ..errors import CorruptFileError, EmptyDocumentError, SourceError, UnsupportedFormatError
 from ..paths import user_path
+
+log = logging.getLogger("ovisocr_loader")
 
 #: What ``parse`` accepts for one input.
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
@@ -157,11 +160,15 @@ def _stream_name(stream: object) -> str:
     return str(name) if isinstance(name, (str, os.PathLike)) else "<stream>"
 
 
-def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+def expand_paths(paths: Sequence[str | os.PathLike[str]], *, follow_links: bool = False
+                 ) -> list[Path]:
     """Expand directories (recursively, sorted) and glob patterns to the files they hold.
 
     A pattern that matches nothing is kept as it is, so that reading it fails with
-    an error naming it rather than the input silently vanishing.
+    an error naming it rather than the input silently vanishing. Inside a directory,
+    a link whose target lies outside it is left out with a warning, unless
+    ``follow_links``: a folder's files are the folder's. A file is named by its path
+    in the folder, never by its link's target.
     """
     out: list[Path] = []
     for given in paths:
@@ -170,12 +177,42 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
         if not path.exists() and any(c in item for c in "*?["):
             matches = sorted(Path(m) for m in glob.glob(item, recursive=True))
             out.extend(expand_paths([m for m in matches if m.is_dir()
-                                     or m.suffix.lower() in SUPPORTED_SUFFIXES]) or [path])
+                                     or m.suffix.lower() in SUPPORTED_SUFFIXES],
+                                    follow_links=follow_links) or [path])
         elif path.is_dir():
-            out.extend(
-                sorted(p for p in path.rglob("*")
-                       if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES)
-            )
+            out.extend(_folder_files(path, follow_links))
         else:
             out.append(path)
     return out
+
+
+def _folder_files(folder: Path, follow_links: bool) -> list[Path]:
+    """The supported files under ``folder``, sorted; links out of it only when followed."""
+    root = os.path.realpath(folder)
+    seen_folders: set[str] = set()
+    files: list[Path] = []
+    for current, dirs, names in os.walk(folder, followlinks=follow_links):
+        real = os.path.realpath(current)
+        if real in seen_folders:   # a followed link back up the tree: no loop
+            dirs[:] = []
+            continue
+        seen_folders.add(real)
+        for name in names:
+            path = Path(current) / name
+            if path.suffix.lower() not in SUPPORTED_SUFFIXES or not path.is_file():
+                continue
+            if follow_links or not _leaves(path, root):
+                files.append(path)
+            else:
+                log.warning("%s: a link to a file outside %s; not read (follow_links=True, "
+                            "or --follow-links, reads it)", path, folder)
+        dirs.sort()
+    return sorted(files)
+
+
+def _leaves(path: Path, root: str) -> bool:
+    """Whether ``path`` is a link whose target lies outside the folder ``root``."""
+    if not path.is_symlink():
+        return False
+    target = os.path.realpath(path)
+    return os.path.commonpath([root, target]) != root
