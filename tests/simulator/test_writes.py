@@ -30,13 +30,7 @@ def run_cli(args: list[str], *, file_limit: int | None = None, unprivileged: boo
             stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
     """The command in a child process, optionally under a file-size limit (bytes) or
     without root's bypass of file permissions."""
-    command = [*CLI, *args]
-    if unprivileged and os.geteuid() == 0:
-        capsh = shutil.which("capsh")
-        if capsh is None:
-            pytest.skip("running as root without capsh: cannot drop the permission bypass")
-        command = [capsh, "--drop=cap_dac_override,cap_dac_read_search", "--", "-c",
-                   " ".join(_quoted(a) for a in command)]
+    command = without_bypass([*CLI, *args]) if unprivileged else [*CLI, *args]
 
     def limit() -> None:
         if file_limit is not None:
@@ -44,6 +38,17 @@ def run_cli(args: list[str], *, file_limit: int | None = None, unprivileged: boo
 
     return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, text=True,
                           errors="replace", preexec_fn=limit, timeout=120, check=False)
+
+
+def without_bypass(command: list[str]) -> list[str]:
+    """``command`` as root runs it without root's bypass of file permissions."""
+    if os.geteuid() != 0:
+        return command
+    capsh = shutil.which("capsh")
+    if capsh is None:
+        pytest.skip("running as root without capsh: cannot drop the permission bypass")
+    return [capsh, "--drop=cap_dac_override,cap_dac_read_search", "--", "-c",
+            " ".join(_quoted(a) for a in command)]
 
 
 def _quoted(text: str) -> str:
@@ -318,3 +323,24 @@ def _stable(path: Path) -> object:
         page["attempts"] = [{k: v for k, v in a.items() if not k.endswith("_s")}
                             for a in page["attempts"]]
     return doc
+
+
+def test_a_page_that_echoes_the_key_is_stored_without_it(ovis_simulator: Simulator):
+    pdf, (page_id,) = marked_pdf(1)
+    ovis_simulator.register(page_id, f"Bearer bonds matured. Your key is {KEY}.")
+    page = OvisParser(base_url=ovis_simulator.base_url, api_key=KEY).parse(pdf).pages[0]
+    assert page.markdown == "Bearer bonds matured. Your key is [redacted]."
+
+
+def test_a_folder_that_cannot_be_listed_is_named(tmp_path: Path):
+    (tmp_path / "in" / "locked").mkdir(parents=True)
+    (tmp_path / "in" / "a.pdf").write_bytes(marked_pdf(1)[0])
+    (tmp_path / "in" / "locked").chmod(0o000)
+    probe = ("import logging, sys; logging.basicConfig(); "
+             "from ovisocr_loader.sources import expand_paths; "
+             "print([p.name for p in expand_paths([sys.argv[1]])])")
+    done = subprocess.run(without_bypass([sys.executable, "-c", probe, str(tmp_path / "in")]),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.strip() == "['a.pdf']"
+    assert f"{tmp_path / 'in' / 'locked'}: cannot list this folder (Permission denied)" \
+        in done.stderr

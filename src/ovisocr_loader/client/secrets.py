@@ -29,11 +29,13 @@ class Secrets:
         found |= {urllib.parse.quote(v, safe="") for v in found}
         self.values = tuple(sorted(found, key=len, reverse=True))
 
-    def redact(self, text: str) -> str:
-        """``text`` with every secret and bearer credential replaced by ``[redacted]``."""
+    def redact(self, text: str, *, bearer: bool = True) -> str:
+        """``text`` with every secret replaced by ``[redacted]``, and (``bearer``) any bearer
+        credential: in an error message; not in a page's text, where "bearer bonds" is
+        what the page says."""
         for value in self.values:
             text = text.replace(value, REDACTED)
-        return _BEARER.sub(rf"\1 {REDACTED}", text)
+        return _BEARER.sub(rf"\1 {REDACTED}", text) if bearer else text
 
     def scrub(self, error: OvisLoaderError) -> OvisLoaderError:
         """Redact ``error``'s message in place; detach the library error it was raised

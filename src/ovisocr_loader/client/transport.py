@@ -180,7 +180,9 @@ class Transport:
         finally:
             for timer in timers:
                 timer.cancel()
-        return state.result(loop.time())
+        result = state.result(loop.time())
+        result.text = self._secrets.redact(result.text, bearer=False)   # a page can echo it too
+        return result
 
     async def _read(self, request: ChatRequest, on_text: Callable[[str], Degenerate | None],
                     state: _StreamState, on_first_token: Callable[[], None] | None) -> None:

@@ -191,7 +191,8 @@ def _folder_files(folder: Path, follow_links: bool) -> list[Path]:
     root = os.path.realpath(folder)
     seen_folders: set[str] = set()
     files: list[Path] = []
-    for current, dirs, names in os.walk(folder, followlinks=follow_links):
+    for current, dirs, names in os.walk(folder, followlinks=follow_links,
+                                        onerror=_unlisted):
         real = os.path.realpath(current)
         if real in seen_folders:   # a followed link back up the tree: no loop
             dirs[:] = []
@@ -208,6 +209,12 @@ def _folder_files(folder: Path, follow_links: bool) -> list[Path]:
                             "or --follow-links, reads it)", path, folder)
         dirs.sort()
     return sorted(files)
+
+
+def _unlisted(exc: OSError) -> None:
+    """A folder that cannot be listed is said, never skipped in silence."""
+    log.warning("%s: cannot list this folder (%s); its files are not read", exc.filename,
+                exc.strerror or exc)
 
 
 def _leaves(path: Path, root: str) -> bool:
