@@ -101,7 +101,7 @@ def one_run(profile: Profile, concurrency: int | str, pages: int) -> Run:
     pdf, _ = marked_pdf(pages)
     with serving(profile) as url:
         started = time.monotonic()
-        doc = OvisParser(base_url=url, concurrency=concurrency).parse(pdf)  # type: ignore[arg-type]
+        doc = OvisParser(base_url=url, concurrency=concurrency, cache_dir=False).parse(pdf)  # type: ignore[arg-type]
         elapsed = time.monotonic() - started
     assert all(p.ok for p in doc.pages), "a page failed"
     return Run(str(concurrency), pages, elapsed)
@@ -121,7 +121,7 @@ def shared_run(profile: Profile, pages: int, delay: float) -> tuple[float, float
                 finished[index].append(time.monotonic())
         time.sleep(delay * index)
         starts[index] = time.monotonic()
-        OvisParser(base_url=url).parse(pdfs[index], on_event=note)
+        OvisParser(base_url=url, cache_dir=False).parse(pdfs[index], on_event=note)
         ends[index] = time.monotonic()
 
     with serving(profile) as url:

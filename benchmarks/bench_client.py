@@ -54,7 +54,7 @@ def run_client(queue: Any, base_url: str, files: list[str], concurrency: int,
 
     async def work() -> dict[str, Any]:
         parser = OvisParser(base_url=base_url, concurrency=concurrency,
-                            render_workers=render_workers)
+                            render_workers=render_workers, cache_dir=False)
         await parser.acheck()
         lag = LagMonitor(TICK)
         lag.start()

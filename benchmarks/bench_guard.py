@@ -39,7 +39,7 @@ def main() -> None:
             kind_of[pid] = kind
             sim.register(pid, synthetic_markdown(str(pid).encode(), 600), loop=kind,
                          loop_after=300 + 97 * (n % 7))
-        doc = OvisParser(base_url=sim.base_url, concurrency=32).parse(pdf)
+        doc = OvisParser(base_url=sim.base_url, concurrency=32, cache_dir=False).parse(pdf)
         records = sim.completions()
     assert all(p.ok and not p.loop_trimmed for p in doc.pages), "every looping page must heal"
     print(f"{len(ids)} looping pages, simulator speed {args.speed:g}x, cap {CAP} tokens, "

@@ -58,7 +58,7 @@ def main() -> None:
 def _one_process(root: Path, sim: Simulator, opts: argparse.Namespace) -> Callable[[], int]:
     folder = scan_folder(root / "local", sim, files=opts.files, pages=opts.pages)
     files = sorted(folder.pages) + folder.broken
-    parser = OvisParser(base_url=sim.base_url, concurrency=32)
+    parser = OvisParser(base_url=sim.base_url, concurrency=32, cache_dir=False)
     return lambda: sum(len(doc.pages) for doc in parser.parse_many(files))
 
 
@@ -66,7 +66,7 @@ def _ray(root: Path, sim: Simulator, opts: argparse.Namespace) -> Callable[[], i
     folder = scan_folder(root / "ray", sim, files=opts.files, pages=opts.pages)
 
     def run() -> int:
-        read_scans(folder.root, base_url=sim.base_url, concurrency=32,
+        read_scans(folder.root, base_url=sim.base_url, concurrency=32, cache_dir=False,
                    workers=opts.workers).write_parquet(str(root / "rows"),
                                                        min_rows_per_file=ROWS_PER_FILE)
         return folder.page_count

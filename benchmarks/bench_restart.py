@@ -35,7 +35,7 @@ def main() -> None:
 
         threading.Thread(target=restart, daemon=True).start()
         started = time.monotonic()
-        doc = OvisParser(base_url=sim.base_url).parse(pdf)
+        doc = OvisParser(base_url=sim.base_url, cache_dir=False).parse(pdf)
         elapsed = time.monotonic() - started
     content = sum(1 for p in doc.pages if p.ok and p.markdown)
     errors = [p for p in doc.pages if p.error is not None]

@@ -184,7 +184,8 @@ def run_parser(queue: Any, base_url: str | list[str], pdf: str, concurrency: int
     from ovisocr_loader import OvisParser
 
     def work() -> int:
-        doc = OvisParser(base_url=base_url, concurrency=concurrency).parse(pdf)
+        doc = OvisParser(base_url=base_url, concurrency=concurrency,
+                         cache_dir=False).parse(pdf)
         assert all(p.ok for p in doc.pages), "every page must succeed"
         return len(doc.pages)
 
@@ -197,7 +198,7 @@ def run_reader(queue: Any, base_url: str, folder: str, concurrency: int) -> None
     from ovisocr_loader.llama_index import OvisReader
 
     def work() -> int:
-        reader = OvisReader(base_url=base_url, concurrency=concurrency)
+        reader = OvisReader(base_url=base_url, concurrency=concurrency, cache_dir=False)
         docs = asyncio.run(SimpleDirectoryReader(folder, file_extractor={".pdf": reader}
                                                  ).aload_data())
         assert all(d.text for d in docs)
@@ -210,7 +211,7 @@ def run_loader(queue: Any, base_url: str, folder: str, concurrency: int) -> None
     from ovisocr_loader.langchain import OvisLoader
 
     async def consume() -> int:
-        loader = OvisLoader(folder, base_url=base_url, concurrency=concurrency)
+        loader = OvisLoader(folder, base_url=base_url, concurrency=concurrency, cache_dir=False)
         return sum([1 async for doc in loader.alazy_load() if doc.page_content])
 
     _measure(queue, lambda: asyncio.run(consume()))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +22,23 @@ settings.register_profile("suite", max_examples=300, derandomize=True, deadline=
 settings.register_profile("explore", max_examples=4000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
+#: The cache is on by default: this run's processes that no test's own setting reaches
+#: (Ray's workers, started once for the session) use a folder of the run, never the
+#: user's cache; each test then gets an empty one of its own (``own_cache``).
+os.environ["OVISOCR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ovisocr-test-cache-")
+
 CORPUS = Path(os.environ.get("OVISOCR_TEST_CORPUS")
               or Path(__file__).resolve().parents[2] / "shared" / "corpus")
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+              ) -> Path:
+    """Each test starts with an empty default cache of its own (the cache is on by
+    default): never the user's, never one another test filled."""
+    folder = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("OVISOCR_CACHE_DIR", str(folder))
+    return folder
 
 
 @pytest.fixture

@@ -70,7 +70,8 @@ def test_code_block_runs(where: str, lang: str, code: str, workspace: Path,
                          ovis_simulator: Simulator):
     code = URL.sub(ovis_simulator.base_url, code)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")},
-           "OVISOCR_BASE_URL": ovis_simulator.base_url, "HF_HUB_OFFLINE": "1"}
+           "OVISOCR_BASE_URL": ovis_simulator.base_url, "HF_HUB_OFFLINE": "1",
+           "OVISOCR_CACHE_DIR": os.environ["OVISOCR_CACHE_DIR"]}   # this test's own
     if lang == "python":
         script = workspace / "block.py"
         script.write_text(code, encoding="utf-8")

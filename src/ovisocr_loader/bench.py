@@ -104,7 +104,8 @@ def percentile(values: Sequence[float], share: float) -> float:
 def measure(concurrency: int, pdf: bytes, **parser_options: Any) -> LevelResult:
     """Parse ``pdf`` at ``concurrency`` requests in flight; time it end to end.
     ``parser_options`` are :class:`OvisParser`'s (endpoint, model, dpi, ...)."""
-    parser = OvisParser(**parser_options, concurrency=concurrency)
+    # a measurement: every page must reach the server, never the cache
+    parser = OvisParser(**{**parser_options, "cache_dir": False}, concurrency=concurrency)
     return asyncio.run(_measure(parser, concurrency, pdf))
 
 

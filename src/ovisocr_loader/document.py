@@ -147,3 +147,12 @@ class ParsedDocument(BaseModel):
         if self.error is not None:
             errors.insert(0, self.error.text)
         return "; ".join(errors) or None
+
+
+def renumbered(page: PageResult, number: int) -> PageResult:
+    """``page`` as page ``number``: a page read before (the same image) may now sit
+    elsewhere in its file, or in another file."""
+    if page.page_number == number:
+        return page
+    elements = [e.model_copy(update={"page_number": number}) for e in page.elements]
+    return page.model_copy(update={"page_number": number, "elements": elements})

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
+import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.fields import FieldInfo
 
@@ -34,6 +35,8 @@ from .sources.orientation import require_classifier
 from .sources.render_workers import default_render_workers
 
 DEFAULT_BASE_URL = "http://localhost:8000/v1"
+#: The environment variable that moves the default cache, and the cache's folder name.
+CACHE_ENV, CACHE_APP = "OVISOCR_CACHE_DIR", "ovisocr-loader"
 #: Where an adaptive limit starts, per server, over every worker sharing it.
 AUTO_START = 16
 #: The commands that read pages (``eval`` has a ``--dpi`` list of its own).
@@ -100,9 +103,13 @@ class ParseOptions(BaseModel):
         "cores beyond two; 0: threads (the Python default: spawned processes import the "
         "calling script again, which needs an if __name__ == '__main__' guard; the command "
         "line uses auto)")
-    cache_dir: Annotated[str | None, Flag("DIR", name="--cache")] = Field(
-        default=None, description="keep finished pages here: reruns and interrupted runs skip them "
-        "(default: no cache)")
+    cache_dir: Annotated[str | Literal[False] | None, Flag("DIR", name="--cache")] = Field(
+        default=None, description="keep finished pages here: reruns and interrupted runs skip "
+        "them; False (--no-cache) keeps none (default: $OVISOCR_CACHE_DIR, else the user "
+        "cache folder, e.g. ~/.cache/ovisocr-loader)")
+    cache_max_mb: Annotated[int, Flag("MB")] = Field(
+        default=2048, ge=1, description="bound of the cache's size: past it the pages used "
+        "longest ago are dropped")
     cache_layout: CacheLayout = Field(
         default="sqlite", description="sqlite: one file; files: one JSON file per page, for a "
         "folder shared by several machines")
@@ -164,7 +171,8 @@ class ParseOptions(BaseModel):
                               connect=self.connect_timeout),
             retry=self.retry or RetryPolicy(), guard=self.guard or GuardPolicy(),
             errors=self.errors, figures=self.figures, figures_dir=self.figures_dir,
-            health=health, cache_dir=self.cache_dir, cache_layout=self.cache_layout,
+            health=health, cache_dir=resolve_cache_dir(self.cache_dir),
+            cache_layout=self.cache_layout, cache_max_bytes=self.cache_max_mb << 20,
             adaptive=adaptive, prompt=resolve_prompt(self.prompt),
             render_workers=default_render_workers() if self.render_workers == "auto"
             else self.render_workers)
@@ -203,6 +211,7 @@ class ParserSettings:
     health: HealthPolicy = field(default_factory=HealthPolicy)
     cache_dir: str | None = None
     cache_layout: CacheLayout = "sqlite"
+    cache_max_bytes: int = 2048 << 20
     adaptive: AdaptivePolicy = field(default_factory=AdaptivePolicy)
     prompt: str = PROMPT
     #: processes rendering PDF pages on disk (0: threads only)
@@ -225,6 +234,16 @@ def concurrency_share(concurrency: int | Auto, max_concurrency: int, workers: in
     if concurrency == "auto":
         return "auto", adaptive
     return max(1, concurrency // workers), adaptive
+
+
+def resolve_cache_dir(cache_dir: str | Literal[False] | None) -> str | None:
+    """The cache folder: the one given, ``$OVISOCR_CACHE_DIR``, else the platform's user
+    cache folder (as pip and Hugging Face keep theirs); None for ``False`` (no cache)."""
+    if cache_dir is False:
+        return None
+    if cache_dir is None:
+        cache_dir = os.environ.get(CACHE_ENV) or platformdirs.user_cache_dir(CACHE_APP)
+    return os.path.abspath(user_path(cache_dir))
 
 
 def resolve_base_urls(base_url: str | Sequence[str] | None) -> tuple[str, ...]:

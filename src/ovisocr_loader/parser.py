@@ -13,13 +13,14 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
+from ._engine.cache import PageCache, PageFiles, place_key
 from ._engine.scheduler import parse_documents
-from ._engine.session import Session
+from ._engine.session import Session, open_cache
 from ._sync import iterate_sync, run_sync
 from .config import GuardPolicy, HealthPolicy, RetryPolicy
-from .document import ParsedDocument
+from .document import PageResult, ParsedDocument
 from .jobs import DocumentJob, ProgressCallback
 from .options import (
     DEFAULTS,
@@ -54,10 +55,14 @@ class OvisParser:
     and an endpoint that stops answering is taken out and probed again later.
     ``concurrency`` is then the total over all endpoints (e.g. 64 for two GPUs).
 
-    ``cache_dir`` keeps finished pages in a sqlite file there, keyed by content:
-    a rerun sends no OCR request (with ``model`` set, none at all) and a run
-    killed midway resumes where it stopped. ``cache_layout="files"`` keeps one
-    JSON file per page instead, for a folder shared by several machines.
+    Finished pages are kept in a cache, on by default in the user cache folder
+    (``cache_dir`` or ``$OVISOCR_CACHE_DIR`` moves it, ``cache_dir=False`` turns it
+    off), keyed by what was sent (the page image and every request setting): a
+    rerun sends no OCR request (with ``model`` set, none at all), a run killed
+    midway resumes where it stopped, and an edited file costs only its changed
+    pages. It holds at most ``cache_max_mb``, dropping the pages used longest ago.
+    ``cache_layout="files"`` keeps one JSON file per page instead of one sqlite
+    file, for a folder shared by several machines.
 
     A server that stops answering mid-run (a restart, an OOM) puts the run on
     hold: pages wait for it, up to ``server_wait`` seconds (default 600, or the
@@ -101,8 +106,9 @@ class OvisParser:
         figures_dir: str | os.PathLike[str] | None = DEFAULTS.figures_dir,
         prefetch: int | None = DEFAULTS.prefetch,
         health: HealthPolicy | None = DEFAULTS.health,
-        cache_dir: str | os.PathLike[str] | None = DEFAULTS.cache_dir,
+        cache_dir: str | os.PathLike[str] | Literal[False] | None = DEFAULTS.cache_dir,
         cache_layout: CacheLayout = DEFAULTS.cache_layout,
+        cache_max_mb: int = DEFAULTS.cache_max_mb,
         server_wait: float | None = DEFAULTS.server_wait,
         max_concurrency: int = DEFAULTS.max_concurrency,
         orientation: Orientation = DEFAULTS.orientation,
@@ -132,6 +138,7 @@ class OvisParser:
         self.settings = options.settings(workers)
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]] = {}
         self._held: dict[asyncio.AbstractEventLoop, list[contextlib.AsyncExitStack]] = {}
+        self._store: PageCache | PageFiles | None = None
 
     def __repr__(self) -> str:
         s = self.settings
@@ -145,12 +152,22 @@ class OvisParser:
         sessions = [session for session, _ in list(self._sessions.values())]
         return sum(s.concurrency for s in sessions) if sessions else None
 
+    def last_good(self, source: str, page_number: int) -> PageResult | None:
+        """The last page the cache holds as read well at this page of the file ``source``
+        (None without a cache, or when none was): what an index should keep when that
+        page fails now (the integrations do so)."""
+        if self.settings.cache_dir is None or not source or source.startswith("<"):
+            return None
+        if self._store is None:
+            self._store = open_cache(self.settings.cache_dir, self.settings.cache_layout)
+        return None if self._store is None else self._store.get(place_key(source, page_number))
+
     def __getstate__(self) -> dict[str, Any]:
         return {"options": self.options, "settings": self.settings}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.options, self.settings = state["options"], state["settings"]
-        self._sessions, self._held = {}, {}
+        self._sessions, self._held, self._store = {}, {}, None
 
     async def __aenter__(self) -> OvisParser:
         """Hold this event loop's session (connections, adaptive limit, cache, render

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,10 @@ OVISOCR = shutil.which("ovisocr") or "ovisocr"
 
 
 def command_env(**extra: str) -> dict[str, str]:
-    """The environment a first-time user has: no OVISOCR_ settings of this machine's."""
+    """The environment a first-time user has: no OVISOCR_ settings of this machine's, and
+    an empty user cache folder (the default cache's home; never this machine's own)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OVISOCR_")}
-    return {**env, **extra}
+    return {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="first-hour-cache-"), **extra}
 
 
 def ovisocr(*args: str, timeout: float = 120, **kw) -> subprocess.CompletedProcess[str]:
@@ -204,7 +206,8 @@ def test_ctrl_c_writes_what_is_done_and_says_how_to_resume(tmp_path: Path, to: s
         interrupt(proc, to)
         err = exit_or_dump(proc, timeout=120)
     assert proc.returncode == 130 and "Traceback" not in err
-    assert "interrupted:" in err and "--cache DIR" in err
+    assert "interrupted:" in err and "run the same command again to resume" in err
+    assert "first-hour-cache-" in err           # finished pages are in the default cache
     assert (tmp_path / "out" / "doc0.md").is_file() and (tmp_path / "out" / "doc1.md").is_file()
     partial = (tmp_path / "out" / "doc2.md").read_text()
     assert "incomplete: interrupted after" in partial.splitlines()[0]

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
-from ..document import PageErrorInfo, PageResult
+from ..document import PageErrorInfo, PageResult, renumbered
 from ..elements import parse_page_or_text
 from ..elements.crops import crop_figures
 from ..errors import CorruptFileError, OvisLoaderError, SourceError
@@ -31,7 +31,10 @@ class PageJob:
     name: str
     sha256: str
     number: int
+    #: the page's cache key by file content (None without a cache)
     key: str | None = None
+    #: where the page sits on disk, for the cache's last good page there
+    place: str | None = None
 
 
 @dataclass
@@ -47,6 +50,8 @@ async def cached_page(session: Session, job: PageJob) -> PageDone | None:
     hit = await session.lookup(job.key)
     if hit is None:
         return None
+    hit = renumbered(hit, job.number)   # one stored copy may serve several pages
+    await session.keep_place(job, job.key)
     if session.settings.figures == "crop" and any(e.kind == "figure" for e in hit.elements):
         try:
             page = await render(session, job)
@@ -59,19 +64,24 @@ async def cached_page(session: Session, job: PageJob) -> PageDone | None:
 
 
 async def produce_page(session: Session, job: PageJob) -> PageDone:
-    """Render the page and, unless it is blank, read it with the model."""
+    """Render the page and, unless it is blank or was sent before (the same image, in
+    this file or another), read it with the model."""
     try:
         page = await render(session, job)
     except SourceError as exc:
         return PageDone(_failed(job.number, exc), exc)
-    if page.blank:  # the model invents text on blank pages: never send them
+    sent = await session.sent_key(page)
+    hit = await session.lookup(sent)
+    if hit is not None:
+        done = PageDone(renumbered(hit, job.number))
+        await _crop(session, job, page, done.result)
+    elif page.blank:  # the model invents text on blank pages: never send them
         width, height = page.stored_size
-        result = PageResult(page_number=job.number, blank=True, width=width, height=height,
-                            dpi=page.dpi, page_size_pt=page.page_size_pt)
-        await session.remember(job.key, job.sha256, result)
-        return PageDone(result)
-    done = await _read(session, job, page)
-    await session.remember(job.key, job.sha256, done.result)
+        done = PageDone(PageResult(page_number=job.number, blank=True, width=width,
+                                   height=height, dpi=page.dpi, page_size_pt=page.page_size_pt))
+    else:
+        done = await _read(session, job, page)
+    await session.remember(job, sent, done.result)
     return done
 
 
@@ -100,15 +110,21 @@ async def _read(session: Session, job: PageJob, page: EncodedPage) -> PageDone:
     elements = await asyncio.to_thread(
         parse_page_or_text, outcome.markdown, page.page_number, width=width, height=height,
         page_size_pt=page.page_size_pt, rotation=page.rotation, name=job.name)
-    if session.settings.figures == "crop" and any(e.kind == "figure" for e in elements):
-        await asyncio.to_thread(crop_figures, page.png, elements, session.settings.figures_dir,
-                                job.sha256, page.page_number, page.rotation)
     result = PageResult(
         page_number=page.page_number, markdown=outcome.markdown, width=width, height=height,
         dpi=page.dpi, page_size_pt=page.page_size_pt, rotation=page.rotation,
         loop_trimmed=outcome.loop_trimmed, truncated=outcome.truncated,
         error=outcome.error, attempts=outcome.attempts, elements=elements)
+    await _crop(session, job, page, result)
     return PageDone(result, outcome.exception)
+
+
+async def _crop(session: Session, job: PageJob, page: EncodedPage, result: PageResult) -> None:
+    """Figure crops from the image in hand, when the run asks for them."""
+    if session.settings.figures == "crop" and any(e.kind == "figure" for e in result.elements):
+        await asyncio.to_thread(crop_figures, page.png, result.elements,
+                                session.settings.figures_dir, job.sha256, page.page_number,
+                                page.rotation)
 
 
 def _failed(number: int, exc: SourceError) -> PageResult:

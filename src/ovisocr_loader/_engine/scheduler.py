@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,8 @@ class _Run:
     name: str
     sha256: str
     source: PageSource
+    #: the file on disk (None for bytes and streams): where its pages' places are
+    path: str | None = None
     results: dict[int, PageResult] = field(default_factory=dict)
     all_spawned: bool = False
 
@@ -145,7 +148,8 @@ class Scheduler:
             return None
         self.notify(DocumentStarted(inp.name, len(source.page_numbers)))
         self.unfinished += 1
-        run = _Run(inp.name, inp.sha256, source)
+        run = _Run(inp.name, inp.sha256, source,
+                   path=os.fspath(inp.path) if inp.path is not None else None)
         self.open_runs.add(run)
         return run
 
@@ -154,7 +158,8 @@ class Scheduler:
         session = self.session
         for number in run.source.page_numbers:
             job = PageJob(run.source, run.name, run.sha256, number,
-                          await session.cache_key(run.sha256, number))
+                          await session.cache_key(run.sha256, number),
+                          session.place(run.path, number))
             done = await cached_page(session, job)
             if done is not None:
                 self._page_done(run, done)

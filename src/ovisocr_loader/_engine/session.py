@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+from typing import TYPE_CHECKING
 
 from ..client.endpoints import EndpointPool
 from ..client.limiter import Limiter
@@ -20,8 +21,12 @@ from ..client.tuner import ConcurrencyTuner
 from ..document import PageResult
 from ..errors import OvisLoaderError, ServerStatusError
 from ..options import CacheLayout, ParserSettings
+from ..sources import EncodedPage
 from ..sources.render_workers import RenderWorkers
-from .cache import PageCache, PageFiles, open_page_store, page_key
+from .cache import PageCache, PageFiles, open_page_store, page_key, place_key, sent_key
+
+if TYPE_CHECKING:
+    from .page_step import PageJob
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -56,8 +61,8 @@ class Session:
         #: render processes for PDFs on disk; as many renders in flight as they take
         self.render_workers = RenderWorkers(settings.render_workers)
         self.worker_renders = asyncio.Semaphore(max(1, settings.render_workers))
-        self.cache = open_cache(settings.cache_dir, settings.cache_layout) \
-            if settings.cache_dir else None
+        self.cache = open_cache(settings.cache_dir, settings.cache_layout,
+                                settings.cache_max_bytes) if settings.cache_dir else None
         self._ready = asyncio.Lock()
         self._client: PageClient | None = None
         self._failure: OvisLoaderError | None = None
@@ -139,9 +144,40 @@ class Session:
             return None
         return await asyncio.to_thread(self.cache.get, key)
 
-    async def remember(self, key: str | None, sha256: str, result: PageResult) -> None:
-        if self.cache is not None and key is not None:
-            await asyncio.to_thread(self.cache.put, key, sha256, result)
+    async def sent_key(self, page: EncodedPage) -> str | None:
+        """The cache key of what is sent for ``page`` (see :func:`.cache.sent_key`)."""
+        if self.cache is None:
+            return None
+        model = self.settings.model or (await self.ready()).recipe.model
+        geometry = (page.page_size_pt, page.dpi, page.rotation, page.width, page.height)
+        return await asyncio.to_thread(sent_key, page.data_url, geometry, self.recipe(model))
+
+    def place(self, path: str | None, page_number: int) -> str | None:
+        """The cache's name for a page of a file on disk (None without either)."""
+        return place_key(path, page_number) if self.cache is not None and path else None
+
+    async def remember(self, job: PageJob, sent: str | None, result: PageResult) -> None:
+        """Store a finished page under both its keys, as the last good page at its place."""
+        cache = self.cache
+        if cache is None or result.error is not None:
+            return
+
+        def store() -> None:
+            stored = sent or job.key
+            if stored is None:
+                return
+            cache.put(stored, job.sha256, result)
+            for name in (job.key, job.place):
+                if name is not None and name != stored:
+                    cache.alias(name, stored)
+
+        await asyncio.to_thread(store)
+
+    async def keep_place(self, job: PageJob, key: str | None) -> None:
+        """Note a page served from the cache as the last good page at its place."""
+        cache = self.cache
+        if cache is not None and job.place is not None and key is not None:
+            await asyncio.to_thread(cache.alias, job.place, key)
 
     async def ocr(self, data_url: bytes) -> PageOutcome:
         """Every request for one page image (a ``data:`` URL), under the in-flight limit."""
@@ -159,10 +195,11 @@ class Session:
             self.cache.close()
 
 
-def open_cache(directory: str, layout: CacheLayout = "sqlite") -> PageCache | PageFiles | None:
+def open_cache(directory: str, layout: CacheLayout = "sqlite", max_bytes: int | None = None
+               ) -> PageCache | PageFiles | None:
     """The page cache, or None (one warning) when the folder cannot hold one."""
     try:
-        return open_page_store(directory, layout)
+        return open_page_store(directory, layout, max_bytes)
     except (OSError, sqlite3.Error) as exc:
         log.warning("cannot use %s as a cache (%s: %s); left as it is, running without a "
                     "cache",

@@ -15,6 +15,7 @@ ENVIRONMENT = """environment:
   OVISOCR_BASE_URL   endpoint(s), comma-separated (default http://localhost:8000/v1)
   OVISOCR_API_KEY    API key sent as a bearer token
   OVISOCR_MODEL      served model name
+  OVISOCR_CACHE_DIR  the page cache's folder (default: the user cache folder)
 
 exit status: 0 all parsed; 1 some page or file failed (the rest is written);
 2 nothing usable (no input, no server, bad option); 130 interrupted.
@@ -109,6 +110,8 @@ def _parser_options(p: argparse.ArgumentParser, command: str) -> None:
                        help="read links in input folders that point outside them (default:\n"
                             "left out, with a warning)")
     add_option_flags(p, command)
+    p.add_argument("--no-cache", action="store_true",
+                   help="keep no finished pages (every page is sent, every run)")
     p.add_argument("--password", metavar="PASSWORD", help="password for encrypted PDFs")
 
 

@@ -30,7 +30,10 @@ def add_option_flags(p: argparse.ArgumentParser, command: str) -> None:
 
 def options_from_args(args: argparse.Namespace, command: str) -> dict[str, Any]:
     """The parse options ``command`` was given (each flag's value, defaults included)."""
-    return {name: getattr(args, name) for name in _flagged(command)}
+    options = {name: getattr(args, name) for name in _flagged(command)}
+    if getattr(args, "no_cache", False):
+        options["cache_dir"] = False
+    return options
 
 
 def _flagged(command: str) -> dict[str, tuple[FieldInfo, Flag]]:
@@ -49,7 +52,7 @@ def _value_kind(info: FieldInfo, flag: Flag) -> dict[str, Any]:
         return {"action": "append"}
     kinds = _kinds(info.annotation)
     literals = [v for k in kinds if typing.get_origin(k) is typing.Literal
-                for v in typing.get_args(k)]
+                for v in typing.get_args(k) if isinstance(v, str)]   # False: its own flag
     numbers = [k for k in kinds if _base(k) in (int, float)]
     if not numbers:
         return {"choices": literals} if literals else {}

@@ -67,7 +67,7 @@ def run_parse(args: argparse.Namespace) -> int:
         for doc in parser.parse_many(jobs, on_event=run.on_event):
             run.finished(doc)
     except KeyboardInterrupt:
-        return run.interrupted(args.cache_dir)
+        return run.interrupted(parser.settings.cache_dir)
     except OvisLoaderError as exc:
         run.progress.close()
         say(str(exc))
@@ -186,7 +186,7 @@ class ParseRun:
                                                    f"of {self.expected.get(source, 0)} pages")
         done = self.pages + sum(len(p) for p in self.partial.values())
         resume = (f"run the same command again to resume: finished pages are in the cache "
-                  f"{cache}" if cache else "add --cache DIR next time, and an interrupted "
+                  f"{cache}" if cache else "leave out --no-cache next time, and an interrupted "
                   "run resumes where it stopped")
         say(f"interrupted: {_count(done, 'page')} done; {_count(self.documents, 'document')} "
             f"written, {incomplete} incomplete (marked as such); {resume}")

@@ -38,10 +38,12 @@ def dpi_sweep(scans: Sequence[str | Path], references: dict[str, Reference],
               dpis: Sequence[float], *, password: str | None = None,
               pages: Sequence[int] | None = None, **parser_options: Any) -> list[DpiResult]:
     """Parse ``scans`` (their ``pages``, default all) once per DPI with
-    ``OvisParser(dpi=..., **parser_options)``."""
+    ``OvisParser(dpi=..., **parser_options)``. The study times the server, so it reads
+    no cache unless ``cache_dir`` is given."""
     results = []
+    options = {**parser_options, "cache_dir": parser_options.get("cache_dir") or False}
     for dpi in dpis:
-        parser = OvisParser(**{**parser_options, "dpi": dpi})
+        parser = OvisParser(**{**options, "dpi": dpi})
         started = time.monotonic()
         run = Run()
         jobs = [DocumentJob(str(s), password, list(pages) if pages else None) for s in scans]
