@@ -23,6 +23,18 @@ EXPECTED = {
 }
 
 
+def shown_in_docs(name: str) -> str:
+    """What docs/sync.md shows ``python examples/NAME`` printing, every line."""
+    text = (EXAMPLES.parent / "docs" / "sync.md").read_text()
+    block = text.split(f"$ python examples/{name}\n", 1)[1]
+    return block.split("\n\n", 1)[0].split("\n```", 1)[0] + "\n"
+
+
+# the sync examples print every step's cost: all of it must be as docs/sync.md says
+EXPECTED.update({name: shown_in_docs(name)
+                 for name in ("sync_llama_index.py", "sync_langchain.py")})
+
+
 def test_every_example_is_listed():
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
 

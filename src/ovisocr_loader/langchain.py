@@ -9,6 +9,6 @@ from .extras import require as _require
 
 _require("langchain_core", "langchain-core", "langchain", "ovisocr_loader.langchain")
 
-from .integrations.langchain import OvisBlobParser, OvisLoader  # noqa: E402
+from .integrations.langchain import OvisBlobParser, OvisLoader, index_key  # noqa: E402
 
-__all__ = ["OvisBlobParser", "OvisLoader"]
+__all__ = ["OvisBlobParser", "OvisLoader", "index_key"]

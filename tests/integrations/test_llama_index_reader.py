@@ -62,15 +62,15 @@ def test_one_document_per_page_with_page_metadata(ovis_simulator: Simulator, sca
         assert "ocr_model" not in text and "source_sha256" not in text and "blank" not in text
 
 
-def test_ids_are_content_hash_and_page_so_reingestion_dedupes(ovis_simulator: Simulator,
-                                                               scans: Scans, tmp_path: Path):
+def test_ids_are_path_and_page_so_a_resync_updates_in_place(ovis_simulator: Simulator,
+                                                             scans: Scans, tmp_path: Path):
     reader = OvisReader(base_url=ovis_simulator.base_url)
     first = [d.id_ for d in reader.load_data(scans.report)]
-    copy = tmp_path / "renamed.pdf"
+    assert [d.id_ for d in reader.load_data(scans.report)] == first
+    assert first == [f"{scans.report}_p{n}" for n in range(1, 5)]
+    copy = tmp_path / "renamed.pdf"                 # a copy is indexed under its own name
     copy.write_bytes(scans.report.read_bytes())
-    again = [d.id_ for d in reader.load_data(copy)]
-    assert first == again
-    assert len(set(first)) == 4 and first[0].endswith("_p1")
+    assert [d.id_ for d in reader.load_data(copy)] == [f"{copy}_p{n}" for n in range(1, 5)]
 
 
 def test_iter_data_and_aload_data_give_the_same_documents(ovis_simulator: Simulator,
@@ -142,7 +142,7 @@ def test_split_document_joins_pages_with_a_form_feed(ovis_simulator: Simulator, 
     (doc,) = reader.load_data(scans.report, extra_info={"file_name": "report.pdf"})
     assert doc.text == "\f".join([*REPORT, ""])
     assert doc.metadata["total_pages"] == 4 and doc.metadata["file_name"] == "report.pdf"
-    assert doc.id_ == doc.metadata["source_sha256"]
+    assert doc.id_ == str(scans.report)
 
 
 def test_split_element(ovis_simulator: Simulator, scans: Scans):

@@ -7,16 +7,56 @@ choose each ecosystem's key names.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from ..document import PageResult, ParsedDocument
+from ..document import PageResult, ParsedDocument, renumbered
 from ..elements import Element, element_text, parse_page_or_text
 from ..elements.chunker import HeadingPath, enter_heading
 from . import metadata as keys
 
+log = logging.getLogger("ovisocr_loader")
+
 PAGE_SEPARATOR = "\f"
 """Joins page texts in one-document-per-file modes (a form feed, as PDF loaders use)."""
+
+
+class LastGood(Protocol):
+    """What remembers good pages (an :class:`~ovisocr_loader.OvisParser`)."""
+
+    def last_good(self, source: str, page_number: int) -> PageResult | None: ...
+
+
+def document_key(parsed: ParsedDocument) -> str:
+    """What a file's ids are made from: the path it was read from, as given (as
+    LlamaIndex's ``filename_as_id`` does), so a copy or a renamed file is indexed under
+    its own name and an edit keeps the ids; the content hash for bytes and streams."""
+    if parsed.source and not parsed.source.startswith("<"):
+        return parsed.source
+    return parsed.sha256 or parsed.source
+
+
+def text_digest(text: str) -> str:
+    """A short content hash, for ids made from a chunk's place and text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def keep_last_good(parsed: ParsedDocument, memory: LastGood) -> ParsedDocument:
+    """``parsed`` with each failed page replaced by the last good read of that page the
+    cache holds (said in a warning): a page that fails on a re-sync leaves an index as
+    it was, rather than emptying that page. Pages never read well stay failed."""
+    pages = []
+    for page in parsed.pages:
+        earlier = memory.last_good(parsed.source, page.page_number) \
+            if page.error is not None else None
+        if earlier is not None and page.error is not None:
+            log.warning("%s page %d failed (%s); its last good read stands in for it",
+                        parsed.source, page.page_number, page.error.text)
+            page = renumbered(earlier, page.page_number)
+        pages.append(page)
+    return parsed.model_copy(update={"pages": pages})
 
 
 def _flag_metadata(flags: Sequence[str], error: str | None) -> dict[str, Any]:

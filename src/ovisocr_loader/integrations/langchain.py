@@ -8,6 +8,8 @@ unstructured loaders do. The loader composes a blob parser, as PyPDFLoader does.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -26,11 +28,14 @@ from ..parser import OvisParser
 from ..sources import expand_paths
 from . import metadata as keys
 from .common import (
+    document_key,
     document_metadata,
     element_content,
     figure_caption,
     figure_metadata,
+    keep_last_good,
     page_metadata,
+    text_digest,
     walk_elements,
 )
 
@@ -78,9 +83,11 @@ class OvisBlobParser(BaseBlobParser):
 
     def to_documents(self, parsed: ParsedDocument) -> list[Document]:
         """LangChain Documents for one parsed input, in the parser's mode."""
+        if parsed.failed_pages:
+            parsed = keep_last_good(parsed, self.parser)
         base = {keys.SOURCE: parsed.source, keys.TOTAL_PAGES: parsed.total_pages,
                 keys.OCR_MODEL: parsed.model}
-        key = parsed.sha256 or parsed.source   # ids from content: re-ingestion dedupes
+        key = document_key(parsed)
         if parsed.error is not None or self.mode == "single":
             text = self.pages_delimiter.join(p.markdown for p in parsed.pages)
             return [Document(id=document_id(key), page_content=text,
@@ -126,20 +133,24 @@ class OvisBlobParser(BaseBlobParser):
         page and boxes), so a figure can be cited and cropped from a chunk search."""
         pages = {page.page_number: page for page in parsed.pages}
         docs = []
+        per_page: dict[int, int] = {}
         for chunk in chunk_document(parsed, self.chunk_size or DEFAULT_CHUNK_TOKENS,
                                     count_tokens=self.length_function):
+            first = chunk.pages[0]
+            place = f"{key}_p{first}_c{per_page.get(first, 0)}"
+            per_page[first] = per_page.get(first, 0) + 1
             meta = {**base, **_page_keys(chunk.pages[0]), keys.CATEGORY: "CompositeElement",
                     keys.PAGE_NUMBERS: ",".join(map(str, chunk.pages)),
                     keys.HEADING_PATH: HEADING_SEPARATOR.join(chunk.heading_path)}
             tables = [e.table.html for e in chunk.elements if e.table is not None]
             if tables:
                 meta[keys.TEXT_AS_HTML] = "\n".join(tables)
-            docs.append(Document(id=document_id(f"{key}_c{chunk.index}"), page_content=chunk.text,
-                                 metadata=meta))
+            docs.append(Document(id=document_id(f"{place}_{text_digest(chunk.text)}"),
+                                 page_content=chunk.text, metadata=meta))
             for figure in (e for e in chunk.elements if e.kind == "figure"):
                 on_page = pages[figure.page_number].elements
                 docs.append(Document(
-                    id=document_id(f"{key}_c{chunk.index}_p{figure.page_number}_e{figure.index}"),
+                    id=document_id(f"{place}_p{figure.page_number}_e{figure.index}"),
                     page_content=figure_caption(on_page, figure),
                     metadata={**meta, **page_metadata(pages[figure.page_number]),
                               **_page_keys(figure.page_number),
@@ -197,10 +208,22 @@ class OvisLoader(BaseLoader):
 
 
 def document_id(key: str) -> str:
-    """A UUID derived from the content hash and position: stable across re-ingestion (so
-    stores dedupe) and accepted as a point id by every vector store (Qdrant takes only
-    UUIDs or integers)."""
+    """A UUID derived from the file's path (:func:`~.common.document_key`) and the place
+    in it (and a chunk's text): stable across re-ingestion and processes (so stores
+    update in place), a copy's its own, and accepted as a point id by every vector
+    store (Qdrant takes only UUIDs or integers)."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ovisocr:{key}"))
+
+
+def index_key(document: Document) -> str:
+    """A ``key_encoder`` for LangChain's ``index()``: a UUID made from the SHA-256 of the
+    Document's text and metadata. Strong, as LangChain advises over its SHA-1 default,
+    and a point id every vector store takes (Qdrant refuses ``"sha256"``'s hex digests).
+    """
+    identity = document.page_content + "\n" + json.dumps(document.metadata, sort_keys=True,
+                                                          default=str)
+    digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ovisocr-index:{digest}"))
 
 
 def _blob_job(blob: Blob) -> DocumentJob:
@@ -221,4 +244,4 @@ def _category(element: Element, page: PageResult) -> str:
     return "Header" if position < len(page.elements) / 2 else "Footer"
 
 
-__all__ = ["OvisBlobParser", "OvisLoader"]
+__all__ = ["OvisBlobParser", "OvisLoader", "index_key"]

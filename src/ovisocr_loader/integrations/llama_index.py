@@ -11,15 +11,19 @@ in-flight limit.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
+import json
 import logging
 import os
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.node_parser import NodeParser
+from llama_index.core.node_parser.node_utils import default_id_func
 from llama_index.core.readers.base import BasePydanticReader
 from llama_index.core.schema import (
     BaseNode,
@@ -42,13 +46,16 @@ from ..paths import user_path
 from . import metadata as keys
 from .common import (
     PAGE_SEPARATOR,
+    document_key,
     document_metadata,
     document_text,
     element_content,
     figure_caption,
     figure_metadata,
+    keep_last_good,
     page_from_text,
     page_metadata,
+    text_digest,
     walk_elements,
 )
 
@@ -81,8 +88,12 @@ class OvisReader(ParseOptions, BasePydanticReader):
     default and bounds (``guard``, ``retry`` and ``health`` take the same policy
     objects). ``split="page"`` (default) gives one ``Document`` per page,
     ``"document"`` one per file (pages joined with a form feed) and ``"element"``
-    one per element. Ids are content hash + page (+ element), so re-ingesting a file
-    dedupes.
+    one per element. Ids are the file's path as given + page (+ element), as
+    ``filename_as_id`` makes them, so a re-sync updates each page in place and a copy
+    is indexed under its own name; a Document's ``hash`` covers its text and its
+    page's metadata (not the file's size, dates or hash), so an edit re-embeds only
+    the pages it changed. A page that fails when the cache holds an earlier good read
+    of it yields that read (with a warning), so a sync never empties it.
     """
 
     is_remote: bool = True
@@ -173,7 +184,9 @@ class OvisReader(ParseOptions, BasePydanticReader):
                 keys.OCR_MODEL: parsed.model, keys.SOURCE_SHA256: parsed.sha256}
         if self.figures_dir is not None:
             base[keys.FIGURES_DIR] = self.figures_dir
-        key = parsed.sha256 or parsed.source
+        if parsed.failed_pages:
+            parsed = keep_last_good(parsed, self.parser())
+        key = document_key(parsed)
         if parsed.error is not None or self.split == "document":
             return [_document(document_text(parsed.pages), key,
                               {**base, **document_metadata(parsed)}, parsed.pages)]
@@ -270,9 +283,12 @@ class OvisNodeParser(NodeParser):
                                 self._text_budget(group[0]), count_tokens=self._count,
                                 include_furniture=self.include_furniture, page_breaks=per_page)
         built: list[BaseNode] = []
+        per_owner: dict[str, int] = {}
         for chunk in chunks:
             owner = owners[chunk.pages[0]] if chunk.pages else group[0]
-            built.extend(self._chunk_nodes(chunk, owner, page_elements, len(built)))
+            nodes = self._chunk_nodes(chunk, owner, page_elements, per_owner.get(owner.id_, 0))
+            per_owner[owner.id_] = per_owner.get(owner.id_, 0) + len(nodes)
+            built.extend(nodes)
         if self.include_prev_next_rel:
             for before, after in itertools.pairwise(built):
                 before.relationships[NodeRelationship.NEXT] = after.as_related_node_info()
@@ -312,7 +328,7 @@ class OvisNodeParser(NodeParser):
         excluded = sorted(self._not_embedded(owner) | empty)
         excluded_llm = sorted(set(owner.excluded_llm_metadata_keys) | set(keys.NOT_FOR_LLM)
                               | empty)
-        node = cls(id_=self.id_func(index, owner), text=text,
+        node = cls(id_=self._node_id(index, owner, text), text=text,
                    metadata={**owner.metadata, **meta} if self.include_metadata else meta,
                    excluded_embed_metadata_keys=excluded,
                    excluded_llm_metadata_keys=excluded_llm,
@@ -321,6 +337,16 @@ class OvisNodeParser(NodeParser):
                    **extra)
         node.relationships[NodeRelationship.SOURCE] = owner.as_related_node_info()
         return node
+
+
+    def _node_id(self, index: int, owner: BaseNode, text: str) -> str:
+        """The node's id: ``id_func``'s when one was given, else made from the Document's
+        id, the node's place in it and its text, so a rerun (in any process) gives the
+        same ids and an edit changes only the edited page's."""
+        if self.id_func is not default_id_func:
+            return str(self.id_func(index, owner))
+        return str(uuid.uuid5(uuid.NAMESPACE_URL,
+                              f"ovisocr-node:{owner.id_}:{index}:{text_digest(text)}"))
 
 
 class _ReadDocument(Document):
@@ -334,6 +360,15 @@ class _ReadDocument(Document):
     @classmethod
     def class_name(cls) -> str:
         return "Document"
+
+    @property
+    def hash(self) -> str:
+        """What change detection compares (``IngestionPipeline``'s docstore): the text
+        and the page's own metadata, without what describes the whole file
+        (:data:`~.metadata.FILE_WIDE`): editing one page changes that page's hash alone."""
+        own = {k: v for k, v in self.metadata.items() if k not in keys.FILE_WIDE}
+        identity = self.text + "\n" + json.dumps(own, sort_keys=True, default=str)
+        return hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _document(text: str, doc_id: str, metadata: dict[str, Any], pages: list[PageResult]

@@ -92,6 +92,12 @@ KEYS: tuple[MetadataKey, ...] = (
     MetadataKey(FIGURES_DIR, False, False, "where figure crops are written"),
 )
 
+#: Keys that describe a whole file, not a page: SimpleDirectoryReader's file statistics
+#: and ours. A page's change-detection hash leaves them out, so editing one page of a
+#: file re-embeds that page alone (they may then be stale on the pages left as they were).
+FILE_WIDE: tuple[str, ...] = (SOURCE_SHA256, TOTAL_PAGES, "file_size", "creation_date",
+                              "last_modified_date", "last_accessed_date")
+
 #: Keys kept out of the text an embedding model sees.
 NOT_EMBEDDED: tuple[str, ...] = tuple(key.name for key in KEYS if not key.embed)
 #: Keys kept out of the text an LLM sees.

@@ -4,7 +4,7 @@ No GPU or weights needed: the simulator speaks the same HTTP/SSE as vLLM, so the
 real client is exercised end to end over loopback.
 """
 
-from .folders import BROKEN_FILES, ScanFolder, scan_folder
+from .folders import BROKEN_FILES, ScanFolder, scan_folder, write_scan
 from .latency import FIELD_THROUGHPUT, GPU_PROFILES, GpuProfile, LatencyModel
 from .pages import (
     draw_page_id,
@@ -73,4 +73,5 @@ __all__ = [
     "turned",
     "with_word_errors",
     "write_pdf",
+    "write_scan",
 ]

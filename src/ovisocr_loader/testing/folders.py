@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .pages import marked_pdf
+from .pages import make_pdf, marked_pdf, page_image
 from .scripts import Fault, HttpError, Reset, synthetic_markdown
 from .server import Simulator
 
@@ -59,3 +59,12 @@ def scan_folder(root: Path, sim: Simulator, *, files: int = 32, pages: int = 130
             texts.append(text)
         folder.pages[path] = texts
     return folder
+
+
+def write_scan(sim: Simulator, path: Path, page_ids: list[int], *, tokens: int = 150) -> None:
+    """A PDF at ``path`` of the pages ``page_ids``, each registered with text of its own: a
+    scan to edit page by page (write it again with a new id in a page's place: that page
+    was rescanned; the others look as they did)."""
+    for pid in page_ids:
+        sim.register(pid, synthetic_markdown(str(pid).encode(), tokens=tokens))
+    path.write_bytes(make_pdf([page_image(pid) for pid in page_ids]))
