@@ -344,3 +344,15 @@ def test_a_folder_that_cannot_be_listed_is_named(tmp_path: Path):
     assert done.stdout.strip() == "['a.pdf']"
     assert f"{tmp_path / 'in' / 'locked'}: cannot list this folder (Permission denied)" \
         in done.stderr
+
+
+def test_a_figures_dir_that_cannot_be_written_costs_the_files_not_the_pages(
+        ovis_simulator: Simulator, tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    pdf, (page_id,) = marked_pdf(1)
+    ovis_simulator.register(page_id, '<img src="images/bbox_100_100_500_500.jpg" />\n\nText.')
+    (tmp_path / "crops").write_text("a file where the folder should be")
+    doc = OvisParser(base_url=ovis_simulator.base_url, figures="crop",
+                     figures_dir=tmp_path / "crops").parse(pdf)
+    (figure,) = [e for e in doc.pages[0].elements if e.kind == "figure"]
+    assert doc.pages[0].ok and figure.image_png and figure.image_path is None
+    assert "cannot write figure crops to" in caplog.text

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import OvisLoaderError
 from ..paths import user_path
+from ..writes import check_writable_folder, shown_name, write_problem
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 
 
@@ -38,6 +39,11 @@ def output_folder(args: argparse.Namespace) -> tuple[Path, str]:
         if others:
             raise RayUsageError(f"{folder} holds other files ({', '.join(sorted(others)[:3])}"
                                 f"); give an empty or new folder")
+    try:   # before a page is sent, as for the local engine
+        check_writable_folder(folder)
+    except OSError as exc:
+        raise RayUsageError(f"cannot write to {shown_name(exc.filename or folder)}: "
+                            f"{write_problem(exc)}") from exc
     return folder, formats[0]
 
 

@@ -7,6 +7,7 @@ keeping page images alive: memory stays bounded by the render window.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import re
 from pathlib import Path
@@ -19,6 +20,9 @@ from .figures import to_pixels
 from .model import Element
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+log = logging.getLogger("ovisocr_loader")
+#: folders already said to refuse crops (once each per process)
+_UNWRITABLE: set[str] = set()
 
 
 def crop_file_name(sha256: str, page_number: int, figure_number: int) -> str:
@@ -54,9 +58,20 @@ def crop_figures(page_png: bytes, elements: list[Element], directory: str | None
             element.image_png = encode_png(crop if crop.mode in ("L", "RGB")
                                            else crop.convert("RGB"))
             if directory is not None:
-                folder = Path(directory)
-                folder.mkdir(parents=True, exist_ok=True)
-                number = figure_number(elements, element)
-                path = folder / crop_file_name(sha256, page_number, number)
-                write_atomically(path, element.image_png)
-                element.image_path = os.fspath(path)
+                name = crop_file_name(sha256, page_number, figure_number(elements, element))
+                element.image_path = _saved(Path(directory) / name, element.image_png)
+
+
+def _saved(path: Path, png: bytes) -> str | None:
+    """Write one crop file; a folder that cannot take it costs the file, never the page
+    (its PNG stays on the element): said once per folder."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, png)
+    except OSError as exc:
+        if str(path.parent) not in _UNWRITABLE:
+            _UNWRITABLE.add(str(path.parent))
+            log.warning("cannot write figure crops to %s (%s); figures keep their PNG "
+                        "bytes, without image_path", path.parent, exc.strerror or exc)
+        return None
+    return os.fspath(path)
