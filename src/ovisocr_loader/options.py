@@ -172,6 +172,7 @@ class ParseOptions(BaseModel):
             retry=self.retry or RetryPolicy(), guard=self.guard or GuardPolicy(),
             errors=self.errors, figures=self.figures, figures_dir=self.figures_dir,
             health=health, cache_dir=resolve_cache_dir(self.cache_dir),
+            cache_default=self.cache_dir is None and not os.environ.get(CACHE_ENV),
             cache_layout=self.cache_layout, cache_max_bytes=self.cache_max_mb << 20,
             adaptive=adaptive, prompt=resolve_prompt(self.prompt),
             render_workers=default_render_workers() if self.render_workers == "auto"
@@ -212,6 +213,8 @@ class ParserSettings:
     cache_dir: str | None = None
     cache_layout: CacheLayout = "sqlite"
     cache_max_bytes: int = 2048 << 20
+    #: the cache is the user's default one (no folder named): no simulated page goes in
+    cache_default: bool = False
     adaptive: AdaptivePolicy = field(default_factory=AdaptivePolicy)
     prompt: str = PROMPT
     #: processes rendering PDF pages on disk (0: threads only)

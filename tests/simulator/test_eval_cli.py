@@ -109,6 +109,12 @@ def test_compare_counts_wins_and_draws_plots(ovis_simulator: Simulator, tmp_path
     table = capsys.readouterr().out
     assert "agreement of A and B" in table and "least agreement" in table
 
+    (tmp_path / "not-a-folder").write_text("")   # plots that cannot be written: one line
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--plot",
+                 str(tmp_path / "not-a-folder")]) == 1
+    assert capsys.readouterr().err.strip().endswith(
+        f"cannot write {tmp_path / 'not-a-folder'}: File exists")
+
 
 def test_dpi_sweep_reports_f1_and_speed_per_dpi(ovis_simulator: Simulator, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]):

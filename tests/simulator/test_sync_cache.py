@@ -193,3 +193,18 @@ def test_a_cache_made_before_eviction_is_upgraded_in_place(ovis_simulator: Simul
     found = cache.get("e" * 64)
     assert found is not None and found.markdown == "x" * 10
     cache.close()
+
+
+def test_a_simulated_server_never_fills_the_users_default_cache(
+        ovis_simulator: Simulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("OVISOCR_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    source = tmp_path / "a.pdf"
+    write_scan(ovis_simulator, source, [next_page_id()])
+    for _ in range(2):   # made-up pages: a real server's run must not read them back
+        OvisParser(base_url=ovis_simulator.base_url).parse(source)
+    assert len(ovis_simulator.completions()) == 2
+    named = tmp_path / "named-cache"           # a cache the caller named takes them
+    for _ in range(2):
+        OvisParser(base_url=ovis_simulator.base_url, cache_dir=named).parse(source)
+    assert len(ovis_simulator.completions()) == 3

@@ -159,7 +159,7 @@ class Session:
     async def remember(self, job: PageJob, sent: str | None, result: PageResult) -> None:
         """Store a finished page under both its keys, as the last good page at its place."""
         cache = self.cache
-        if cache is None or result.error is not None:
+        if cache is None or result.error is not None or self._simulated_into_default():
             return
 
         def store() -> None:
@@ -172,6 +172,12 @@ class Session:
                     cache.alias(name, stored)
 
         await asyncio.to_thread(store)
+
+    def _simulated_into_default(self) -> bool:
+        """A simulated server's made-up pages stay out of the user's default cache: a
+        later run of the same scans against a real server would read them back."""
+        return self.settings.cache_default and any(
+            e.transport.simulated for e in self.pool.endpoints)
 
     async def keep_place(self, job: PageJob, key: str | None) -> None:
         """Note a page served from the cache as the last good page at its place."""

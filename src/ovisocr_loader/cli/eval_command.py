@@ -27,6 +27,7 @@ from ..eval import (
 )
 from ..sources import expand_paths
 from ..sources.detect import SUPPORTED_SUFFIXES
+from ..writes import shown_name, write_problem
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 from .parse_command import parser_options, say
 
@@ -86,8 +87,12 @@ def run_compare(args: argparse.Namespace) -> int:
         return EXIT_UNUSABLE
     sys.stdout.write(comparison_report(comparison, args.format, args.worst))
     if args.plot:
-        for path in write_plots(comparison, args.plot):
-            say(f"wrote {path}")
+        try:
+            for path in write_plots(comparison, args.plot):
+                say(f"wrote {path}")
+        except OSError as exc:
+            say(f"cannot write {shown_name(exc.filename or args.plot)}: {write_problem(exc)}")
+            return EXIT_FAILED
     unmatched = comparison.only_a or comparison.only_b or (
         comparison.evaluations is not None and comparison.evaluations[0].without_reference)
     return EXIT_FAILED if problems or unmatched else EXIT_OK

@@ -33,6 +33,8 @@ from . import sse
 from .retry import parse_retry_after
 
 _ERROR_BODY_BYTES = 64 * 1024
+#: the response header by which the package's own simulator says its answers are made up
+SIMULATED_HEADER = "X-Ovisocr-Simulated"
 _JSON = {"Content-Type": "application/json"}
 
 
@@ -87,6 +89,8 @@ class LineSink(Protocol):
     connection can be kept)."""
 
     done: bool
+    #: the answer came from the package's simulator (see :data:`SIMULATED_HEADER`)
+    simulated: bool
 
     def take(self, block: str) -> bool: ...
 
@@ -102,6 +106,7 @@ async def read_stream(session: aiohttp.ClientSession, url: str, body: bytes,
                                 headers=_JSON) as response:
             if response.status >= 400:
                 raise await status_error(response, url)
+            sink.simulated = SIMULATED_HEADER in response.headers
             transport = response.connection.transport if response.connection else None
             while chunk := await response.content.readany():
                 if sink.take(splitter.feed(chunk)):

@@ -98,6 +98,8 @@ class Transport:
         self.streamed_chars = 0
         #: whether this endpoint was seen sending the answer as reasoning (warned once)
         self.sends_reasoning = False
+        #: whether this endpoint is the package's simulator (its answers are made up)
+        self.simulated = False
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -193,6 +195,7 @@ class Transport:
             self._chat_session = chat_stream.new_session(self.timeouts, self._api_key)
         await chat_stream.read_stream(self._chat_session, self.base_url, request.encoded(),
                                       events, self._pacing)
+        self.simulated |= events.simulated
 
 
 class _Events:
@@ -206,6 +209,7 @@ class _Events:
                  on_first_token: Callable[[], None] | None, transport: Transport,
                  limit: int) -> None:
         self.done = False
+        self.simulated = False
         self.state = state
         self.on_text = on_text
         self.on_first_token = on_first_token

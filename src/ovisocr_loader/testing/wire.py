@@ -20,8 +20,12 @@ _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"
 #: vLLM writes its events as compact JSON (pydantic's model_dump_json)
 _COMPACT = (",", ":")
 
+#: says "simulated" on every streamed answer (the client's ``SIMULATED_HEADER``): a
+#: client keeps such pages out of the cache it was not pointed at (the user's default),
+#: where a real server's run of the same scans would read them back
 _STREAM_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n")
+                b"Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n"
+                b"X-Ovisocr-Simulated: 1\r\n\r\n")
 
 #: the prompt's size in the usage event (the simulator does not tokenize images)
 PROMPT_TOKENS = 1000
