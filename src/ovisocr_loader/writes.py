@@ -68,9 +68,11 @@ def check_writable_file(path: str | os.PathLike[str]) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", str(target))
 
 
-def write_problem(exc: OSError) -> str:
-    """One line for a failed write: ``No space left on device`` rather than a traceback."""
-    return exc.strerror or str(exc) or type(exc).__name__
+def write_failure(exc: OSError, where: str | os.PathLike[str]) -> str:
+    """One line for a failed write, ``out/a.md: No space left on device`` rather than a
+    traceback: the file the error names, else ``where``."""
+    path = shown_name(exc.filename or where)
+    return f"{path}: {exc.strerror or str(exc) or type(exc).__name__}"
 
 
 def shown_name(name: str | os.PathLike[str]) -> str:

@@ -87,16 +87,18 @@ class PageFiles:
         if self.max_bytes is None or not self.writable:
             return
         try:
-            entries = [(e.stat().st_mtime, e.stat().st_size, e.path)
+            entries = [(stat.st_mtime, stat.st_size, e.path)
                        for folder in os.scandir(self.path) if folder.is_dir()
-                       for e in os.scandir(folder.path) if e.name.endswith(".json")]
+                       for e in os.scandir(folder.path) if e.name.endswith(".json")
+                       for stat in (e.stat(),)]
         except OSError as exc:   # one that cannot be pruned must not grow either
             self.writable = False
             self._fault("write", exc)
             return
-        excess = sum(size for _, size, _ in entries) - int(self.max_bytes * EVICT_TO)
-        if excess <= self.max_bytes * (1 - EVICT_TO):
+        total = sum(size for _, size, _ in entries)
+        if total <= self.max_bytes:
             return
+        excess = total - int(self.max_bytes * EVICT_TO)
         for _, size, path in sorted(entries):
             if excess <= 0:
                 break

@@ -52,12 +52,9 @@ async def cached_page(session: Session, job: PageJob) -> PageDone | None:
         return None
     hit = renumbered(hit, job.number)   # one stored copy may serve several pages
     await session.keep_place(job, job.key)
-    if session.settings.figures == "crop" and any(e.kind == "figure" for e in hit.elements):
+    if _wants_crops(session, hit):
         try:
-            page = await render(session, job)
-            await asyncio.to_thread(crop_figures, page.png, hit.elements,
-                                    session.settings.figures_dir, job.sha256, job.number,
-                                    page.rotation)
+            await _crop(session, job, await render(session, job), hit)
         except SourceError as exc:
             return PageDone(_failed(job.number, exc), exc)
     return PageDone(hit)
@@ -119,9 +116,14 @@ async def _read(session: Session, job: PageJob, page: EncodedPage) -> PageDone:
     return PageDone(result, outcome.exception)
 
 
+def _wants_crops(session: Session, result: PageResult) -> bool:
+    return session.settings.figures == "crop" and any(e.kind == "figure"
+                                                      for e in result.elements)
+
+
 async def _crop(session: Session, job: PageJob, page: EncodedPage, result: PageResult) -> None:
     """Figure crops from the image in hand, when the run asks for them."""
-    if session.settings.figures == "crop" and any(e.kind == "figure" for e in result.elements):
+    if _wants_crops(session, result):
         await asyncio.to_thread(crop_figures, page.png, result.elements,
                                 session.settings.figures_dir, job.sha256, page.page_number,
                                 page.rotation)

@@ -27,7 +27,7 @@ from ..eval import (
 )
 from ..sources import expand_paths
 from ..sources.detect import SUPPORTED_SUFFIXES
-from ..writes import shown_name, write_problem
+from ..writes import write_failure
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 from .parse_command import parser_options, say
 
@@ -91,7 +91,7 @@ def run_compare(args: argparse.Namespace) -> int:
             for path in write_plots(comparison, args.plot):
                 say(f"wrote {path}")
         except OSError as exc:
-            say(f"cannot write {shown_name(exc.filename or args.plot)}: {write_problem(exc)}")
+            say(f"cannot write {write_failure(exc, args.plot)}")
             return EXIT_FAILED
     unmatched = comparison.only_a or comparison.only_b or (
         comparison.evaluations is not None and comparison.evaluations[0].without_reference)

@@ -22,7 +22,7 @@ from ..errors import OvisLoaderError
 from ..jobs import DocumentJob, DocumentStarted, PageFinished, ProgressEvent
 from ..parser import OvisParser
 from ..sources import expand_paths
-from ..writes import shown_name, write_problem
+from ..writes import shown_name, write_failure
 from .arguments import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNUSABLE
 from .option_flags import options_from_args
 from .outputs import OutputError, OutputPlan, plan_outputs
@@ -51,8 +51,7 @@ def run_parse(args: argparse.Namespace) -> int:
     try:
         plan.check()
     except OSError as exc:
-        say(f"cannot write to {shown_name(exc.filename or plan.describe())}: "
-            f"{write_problem(exc)}")
+        say(f"cannot write to {write_failure(exc, plan.describe())}")
         return EXIT_UNUSABLE
     try:
         parser = OvisParser(**parser_options(args))
@@ -152,8 +151,7 @@ class ParseRun:
         try:
             self.plan.write(doc, note)
         except OSError as exc:
-            where = shown_name(exc.filename) if exc.filename else self.plan.describe()
-            why = f"cannot write {where}: {write_problem(exc)}"
+            why = f"cannot write {write_failure(exc, self.plan.describe())}"
             say(f"{shown_name(doc.source)}: {why}")
             self.unwritten.append((doc.source, why))
             self.failed_files += 1

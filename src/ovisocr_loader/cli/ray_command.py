@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import OvisLoaderError
 from ..paths import user_path
-from ..writes import check_writable_folder, shown_name, write_problem
+from ..writes import check_writable_folder, write_failure
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 
 
@@ -42,8 +42,7 @@ def output_folder(args: argparse.Namespace) -> tuple[Path, str]:
     try:   # before a page is sent, as for the local engine
         check_writable_folder(folder)
     except OSError as exc:
-        raise RayUsageError(f"cannot write to {shown_name(exc.filename or folder)}: "
-                            f"{write_problem(exc)}") from exc
+        raise RayUsageError(f"cannot write to {write_failure(exc, folder)}") from exc
     return folder, formats[0]
 
 

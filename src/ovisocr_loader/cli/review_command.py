@@ -20,7 +20,7 @@ from ..jobs import DocumentJob
 from ..parser import OvisParser
 from ..paths import user_path
 from ..review import write_site
-from ..writes import check_writable_folder, shown_name, write_problem
+from ..writes import check_writable_folder, shown_name, write_failure
 from .arguments import EXIT_FAILED, EXIT_OK, EXIT_UNUSABLE
 from .parse_command import check_inputs, parser_options, progress_mode, say
 from .progress import Progress
@@ -38,7 +38,7 @@ def run_review(args: argparse.Namespace) -> int:
     try:
         check_writable_folder(folder)
     except OSError as exc:
-        say(f"cannot write to {shown_name(exc.filename or folder)}: {write_problem(exc)}")
+        say(f"cannot write to {write_failure(exc, folder)}")
         return EXIT_UNUSABLE
     if files:
         try:
@@ -54,13 +54,13 @@ def run_review(args: argparse.Namespace) -> int:
     def not_written(doc: ParsedDocument, exc: OSError) -> None:
         unwritten.append(doc.source)
         say(f"{shown_name(doc.source)}: cannot write its review page "
-            f"{shown_name(exc.filename or folder)}: {write_problem(exc)}")
+            f"{write_failure(exc, folder)}")
 
     try:
         index = write_site(docs, folder, render=RenderSettings(dpi=args.dpi),
                            password=args.password, on_error=not_written)
     except OSError as exc:
-        say(f"cannot write {shown_name(exc.filename or folder)}: {write_problem(exc)}")
+        say(f"cannot write {write_failure(exc, folder)}")
         return EXIT_FAILED
     pages = sum(len(d.pages) for d in docs)
     flagged = sum(1 for d in docs for p in d.pages if p.flags)

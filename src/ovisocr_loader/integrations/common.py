@@ -8,6 +8,7 @@ choose each ecosystem's key names.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
@@ -43,18 +44,24 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def content_hash(text: str, metadata: Mapping[str, Any]) -> str:
+    """The SHA-256 of a Document's text and metadata: what a sync tool compares."""
+    identity = text + "\n" + json.dumps(dict(metadata), sort_keys=True, default=str)
+    return hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def keep_last_good(parsed: ParsedDocument, memory: LastGood) -> ParsedDocument:
     """``parsed`` with each failed page replaced by the last good read of that page the
     cache holds (said in a warning): a page that fails on a re-sync leaves an index as
     it was, rather than emptying that page. Pages never read well stay failed."""
     pages = []
     for page in parsed.pages:
-        earlier = memory.last_good(parsed.source, page.page_number) \
-            if page.error is not None else None
-        if earlier is not None and page.error is not None:
-            log.warning("%s page %d failed (%s); its last good read stands in for it",
-                        parsed.source, page.page_number, page.error.text)
-            page = renumbered(earlier, page.page_number)
+        if page.error is not None:
+            earlier = memory.last_good(parsed.source, page.page_number)
+            if earlier is not None:
+                log.warning("%s page %d failed (%s); its last good read stands in for it",
+                            parsed.source, page.page_number, page.error.text)
+                page = renumbered(earlier, page.page_number)
         pages.append(page)
     return parsed.model_copy(update={"pages": pages})
 

@@ -8,8 +8,6 @@ unstructured loaders do. The loader composes a blob parser, as PyPDFLoader does.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -28,6 +26,7 @@ from ..parser import OvisParser
 from ..sources import expand_paths
 from . import metadata as keys
 from .common import (
+    content_hash,
     document_key,
     document_metadata,
     element_content,
@@ -220,9 +219,7 @@ def index_key(document: Document) -> str:
     Document's text and metadata. Strong, as LangChain advises over its SHA-1 default,
     and a point id every vector store takes (Qdrant refuses ``"sha256"``'s hex digests).
     """
-    identity = document.page_content + "\n" + json.dumps(document.metadata, sort_keys=True,
-                                                          default=str)
-    digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = content_hash(document.page_content, document.metadata)
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ovisocr-index:{digest}"))
 
 

@@ -11,9 +11,7 @@ in-flight limit.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
-import json
 import logging
 import os
 import uuid
@@ -46,6 +44,7 @@ from ..paths import user_path
 from . import metadata as keys
 from .common import (
     PAGE_SEPARATOR,
+    content_hash,
     document_key,
     document_metadata,
     document_text,
@@ -338,7 +337,6 @@ class OvisNodeParser(NodeParser):
         node.relationships[NodeRelationship.SOURCE] = owner.as_related_node_info()
         return node
 
-
     def _node_id(self, index: int, owner: BaseNode, text: str) -> str:
         """The node's id: ``id_func``'s when one was given, else made from the Document's
         id, the node's place in it and its text, so a rerun (in any process) gives the
@@ -366,9 +364,8 @@ class _ReadDocument(Document):
         """What change detection compares (``IngestionPipeline``'s docstore): the text
         and the page's own metadata, without what describes the whole file
         (:data:`~.metadata.FILE_WIDE`): editing one page changes that page's hash alone."""
-        own = {k: v for k, v in self.metadata.items() if k not in keys.FILE_WIDE}
-        identity = self.text + "\n" + json.dumps(own, sort_keys=True, default=str)
-        return hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()
+        return content_hash(self.text, {k: v for k, v in self.metadata.items()
+                                        if k not in keys.FILE_WIDE})
 
 
 def _document(text: str, doc_id: str, metadata: dict[str, Any], pages: list[PageResult]
