@@ -14,7 +14,10 @@ the elbow, queueing and thrashing come out of that:
   wait in a queue (``vllm:num_requests_waiting``);
 - when a step needs more KV than is free, the newest request is preempted (its KV
   freed, prefilled again when readmitted), as vLLM V1 does;
-- answers are 150-450 tokens, drawn from the request's image.
+- answers are 150-450 tokens (``--tokens``), drawn from the request's image;
+- as vLLM, a streamed answer is one server-sent event per token, or one per
+  ``--stream-interval`` tokens; the last token's event carries the finish reason, then
+  the usage chunk (if asked for) and ``[DONE]``; an unstreamed answer comes whole.
 
 Run alone: ``python benchmarks/batching_server.py --profile small`` (prints its URL).
 """
@@ -23,12 +26,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import random
+import subprocess
 import sys
 import time
 from collections import deque
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -64,6 +70,10 @@ PROFILES = {
                per_kv_ktoken=0.05, prefill_per_ktoken=1.5),
     "big-kv": Gpu(max_num_seqs=512, kv_tokens=190_000, step_base=12.0, per_seq=0.08,
                   per_kv_ktoken=0.05, prefill_per_ktoken=1.5),
+    # The field's RTX 5090 serving OvisOCR2: a page of 300-800 tokens takes ~3 s at
+    # 32 in flight (~570 pages/min); the KV cache holds ~40 such requests.
+    "rtx5090": Gpu(max_num_seqs=256, kv_tokens=64_000, step_base=2.5, per_seq=0.08,
+                   per_kv_ktoken=0.02, prefill_per_ktoken=2.0),
 }
 
 
@@ -79,6 +89,8 @@ class Request:
 
 class Engine:
     """The scheduler and the decode steps (one asyncio task)."""
+
+    CATCH_UP_S = 0.05
 
     def __init__(self, gpu: Gpu, speed: float) -> None:
         self.gpu, self.speed = gpu, speed
@@ -97,14 +109,17 @@ class Engine:
         self.wake.set()
 
     async def run(self) -> None:
+        """Steps on a clock of their own: a step that starts late (this process waited
+        for the CPU) is made up by the next ones, as a GPU does not wait for the CPU
+        of the machine beside it; at most ``CATCH_UP_S`` is made up."""
+        due = time.monotonic()
         while True:
             if not self.running and not self.waiting:
                 self.wake.clear()
                 await self.wake.wait()
-            started = time.monotonic()
-            elapsed_ms = self.step()
-            await asyncio.sleep(max(0.0, elapsed_ms / 1000 / self.speed
-                                    - (time.monotonic() - started)))
+                due = time.monotonic()
+            due = max(due, time.monotonic() - self.CATCH_UP_S) + self.step() / 1000 / self.speed
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
             self.emit()
 
     def step(self) -> float:
@@ -234,26 +249,71 @@ class VirtualServer:
                 engine.kv_used / engine.gpu.kv_tokens, engine.preemptions)
 
 
-def answer_for(body: dict[str, object]) -> list[str]:
-    """150-450 words, drawn from the request's image (the same page, the same answer)."""
-    rng = random.Random(hashlib.sha256(json.dumps(body["messages"]).encode()).digest())
-    return [rng.choice(WORDS) + " " for _ in range(rng.randint(150, 450))]
+@dataclass(frozen=True)
+class Answers:
+    """How long answers are and how they are streamed."""
+
+    tokens: tuple[int, int] = (150, 450)
+    stream_interval: int = 1
+
+    def words(self, body: dict[str, object]) -> list[str]:
+        """Words drawn from the request's image (the same page, the same answer)."""
+        rng = random.Random(hashlib.sha256(json.dumps(body["messages"]).encode()).digest())
+        return [rng.choice(WORDS) + " " for _ in range(rng.randint(*self.tokens))]
 
 
-def app_for(engine: Engine) -> web.Application:
+class Held:
+    """How many requests the clients kept on the server, on average, since the last
+    look: a client that sees a page end late, or sends the next one late, holds fewer."""
+
+    def __init__(self) -> None:
+        self.first: float | None = None
+        self.last = 0.0
+        self.seconds = 0.0
+        self.requests = 0
+        self.tokens = 0
+
+    def add(self, started: float, tokens: int) -> None:
+        now = time.monotonic()
+        self.first = started if self.first is None else min(self.first, started)
+        self.last = max(self.last, now)
+        self.seconds += now - started
+        self.requests += 1
+        self.tokens += tokens
+
+    def take(self) -> dict[str, float]:
+        span = self.last - self.first if self.first is not None else 0.0
+        look = {"requests": self.requests, "tokens": self.tokens, "span_s": span,
+                "mean_held": self.seconds / span if span else 0.0}
+        self.__init__()  # type: ignore[misc]
+        return look
+
+
+def app_for(engine: Engine, answers: Answers = Answers()) -> web.Application:
+    held = Held()
+
     async def chat(request: web.Request) -> web.StreamResponse:
-        job = Request(answer_for(await request.json()))
+        started = time.monotonic()
+        body = await request.json()
+        job = Request(answers.words(body))
         engine.submit(job)
+        if not body.get("stream"):
+            whole = await _whole(job)
+            held.add(started, len(job.answer))
+            return whole
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
+        usage = bool((body.get("stream_options") or {}).get("include_usage"))
         try:
-            while (token := await job.tokens.get()) is not None:
-                await response.write(_event({"content": token}, None))
-            await response.write(_event({}, "stop") + b"data: [DONE]\n\n")
+            await _streamed(job, response, answers.stream_interval, usage)
         except (ConnectionError, asyncio.CancelledError):
             job.gone = True
             raise
+        held.add(started, len(job.answer))
         return response
+
+    async def stats(_: web.Request) -> web.Response:
+        return web.json_response(held.take())
 
     async def models(_: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [
@@ -267,8 +327,56 @@ def app_for(engine: Engine) -> web.Application:
 
     app = web.Application()
     app.add_routes([web.post("/v1/chat/completions", chat), web.get("/v1/models", models),
-                    web.get("/metrics", metrics), web.get("/health", health)])
+                    web.get("/metrics", metrics), web.get("/health", health),
+                    web.get("/v1/stats", stats)])
     return app
+
+
+async def _streamed(job: Request, response: web.StreamResponse, interval: int,
+                    usage: bool) -> None:
+    """One event per ``interval`` tokens, the finish reason on the last."""
+    held: list[str] = []
+    sent = 0
+    while (token := await job.tokens.get()) is not None:
+        held.append(token)
+        sent += 1
+        if len(held) == interval and sent < len(job.answer):
+            await response.write(_event({"content": "".join(held)}, None))
+            held = []
+    tail = _event({"content": "".join(held)}, "stop")
+    if usage:
+        tail += _usage_event(len(job.answer))
+    await response.write(tail + b"data: [DONE]\n\n")
+
+
+async def _whole(job: Request) -> web.Response:
+    try:
+        words = [token async for token in _tokens(job)]
+    except asyncio.CancelledError:
+        job.gone = True
+        raise
+    return web.json_response({
+        "id": "cmpl-batching", "object": "chat.completion", "created": int(time.time()),
+        "model": MODEL, "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "".join(words)}}],
+        "usage": _usage(len(words))})
+
+
+async def _tokens(job: Request) -> AsyncIterator[str]:
+    while (token := await job.tokens.get()) is not None:
+        yield token
+
+
+def _usage(completion: int) -> dict[str, int]:
+    prompt = 1200
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
+
+
+def _usage_event(completion: int) -> bytes:
+    chunk = {"object": "chat.completion.chunk", "model": MODEL, "choices": [],
+             "usage": _usage(completion)}
+    return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
 def _event(delta: dict[str, str], finish: str | None) -> bytes:
@@ -277,9 +385,9 @@ def _event(delta: dict[str, str], finish: str | None) -> bytes:
     return f"data: {json.dumps(chunk)}\n\n".encode()
 
 
-async def serve(profile: str, speed: float, port: int) -> None:
+async def serve(profile: str, speed: float, port: int, answers: Answers = Answers()) -> None:
     engine = Engine(PROFILES[profile], speed)
-    runner = web.AppRunner(app_for(engine), access_log=None)
+    runner = web.AppRunner(app_for(engine, answers), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()
@@ -288,14 +396,32 @@ async def serve(profile: str, speed: float, port: int) -> None:
     await engine.run()
 
 
+@contextlib.contextmanager
+def launched(*flags: str) -> Iterator[str]:
+    """This server in a child process, started with ``flags``; its base URL."""
+    proc = subprocess.Popen([sys.executable, __file__, *flags], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def main() -> None:
     args = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     args.add_argument("--profile", choices=sorted(PROFILES), default="small")
     args.add_argument("--speed", type=float, default=1.0, help="time runs this much faster")
     args.add_argument("--port", type=int, default=0)
+    args.add_argument("--tokens", default="150-450", help="answer lengths, LOW-HIGH")
+    args.add_argument("--stream-interval", type=int, default=1,
+                      help="tokens per streamed event (vLLM's flag)")
     opts = args.parse_args()
+    low, high = (int(v) for v in opts.tokens.split("-"))
     try:
-        asyncio.run(serve(opts.profile, opts.speed, opts.port))
+        asyncio.run(serve(opts.profile, opts.speed, opts.port,
+                          Answers((low, high), opts.stream_interval)))
     except KeyboardInterrupt:
         sys.exit(0)
 

@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import argparse
 import logging
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+
+from batching_server import launched
 
 from ovisocr_loader import OvisParser
 from ovisocr_loader.jobs import PageFinished, ProgressEvent
 from ovisocr_loader.testing import GPU_PROFILES, Simulator, marked_pdf
 
 TOKENS = 100
-BATCHING_SERVER = Path(__file__).with_name("batching_server.py")
 
 
 @dataclass(frozen=True)
@@ -71,14 +69,8 @@ def serving(profile: Profile) -> Iterator[str]:
                                tokens_per_page=TOKENS) as sim:
             yield sim.base_url
         return
-    proc = subprocess.Popen([sys.executable, str(BATCHING_SERVER), "--profile", profile.name,
-                             "--speed", str(profile.speed)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with launched("--profile", profile.name, "--speed", str(profile.speed)) as url:
+        yield url
 
 
 @dataclass

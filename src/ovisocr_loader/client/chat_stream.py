@@ -5,7 +5,8 @@ Through openai-python's client each read climbs five iterator layers (openai, HT
 the aiohttp adapter); here it is one ``readany``. And after each read the socket is
 left unread for a while (``pause_reading``, see :class:`ReadPacing`): the events that
 arrive meanwhile wait in the kernel and come in with the next read, many tokens for
-the price of one wake-up. Measured: docs/benchmarks.md.
+the price of one wake-up, at a bounded cost in how late a page's end is seen.
+Measured: docs/benchmarks.md.
 
 Errors are mapped to the package's own here, as :func:`transport._mapped_errors`
 does for the openai client (probes still use it).
@@ -49,38 +50,76 @@ def new_session(timeouts: Timeouts, api_key: str | None) -> aiohttp.ClientSessio
 
 
 class ReadPacing:
-    """How long a stream's socket rests after each read, from how many streams are open.
+    """How long a stream's socket rests after each read.
 
     Each read wakes the event loop (selector, transport, aiohttp, the reading task):
     ~75 us with 64 streams open on a 2-core machine, more than parsing its events
     costs. Resting the socket lets the tokens of the meantime arrive in one read. The
     rest grows with the streams open, ``PER_STREAM_S`` each, so that together they
-    wake the loop about every ``PER_STREAM_S``: one stream reads every 6 ms, 64 every
-    0.38 s (about 30 tokens a read at the RTX 5090's field speed), none waits more than
-    ``MAX_S``. The guard sees tokens that much later, which the early abort hardly
-    notices (a loop runs for thousands of tokens); a page is seen to end half a rest
-    later on average (0.19 s of a page's ~8 s in flight at 64), which costs no
-    throughput while the server has other requests to run (docs/benchmarks.md).
+    wake the loop about every ``PER_STREAM_S`` (64 streams: 0.38 s); none waits more
+    than ``MAX_S``.
+
+    A rest also delays seeing the page end (half a rest on average), and the slot is
+    given back that much later; on a fast GPU a page takes ~1.5 s, so a 0.19 s rest
+    would cost the server ~6% of its time. So a rest is also at most ``PAGE_SHARE``
+    of the time pages take on this endpoint (a running mean): the cost stays near
+    ``PAGE_SHARE / 2`` of the GPU on any server, for ~1/``PAGE_SHARE`` reads a page.
+    A stream whose reads bring one event each (the server groups tokens itself, as
+    with vLLM's ``--stream-interval``) is not rested at all: resting it would gather
+    nothing and only delay.
     """
 
     PER_STREAM_S = 0.006
     MIN_S = 0.005
     MAX_S = 0.5
+    PAGE_SHARE = 0.03
+    #: reads a stream is rested before its events per read are judged
+    TRIAL_READS = 4
 
     def __init__(self) -> None:
         self.open = 0
+        self.page_s: float | None = None
 
     @contextlib.contextmanager
-    def stream(self) -> Iterator[None]:
-        """Count one stream as open while it is read."""
+    def stream(self) -> Iterator[StreamPace]:
+        """One stream, counted as open while it is read; a stream that ends on its own
+        adds its duration to the mean page time."""
         self.open += 1
+        pace = StreamPace(self, asyncio.get_running_loop().time())
         try:
-            yield
+            yield pace
         finally:
             self.open -= 1
+        if pace.ended:
+            self.page_ended(asyncio.get_running_loop().time() - pace.started)
+
+    def page_ended(self, seconds: float) -> None:
+        self.page_s = seconds if self.page_s is None else 0.9 * self.page_s + 0.1 * seconds
 
     def rest_s(self) -> float:
-        return min(self.MAX_S, max(self.MIN_S, self.open * self.PER_STREAM_S))
+        rest = min(self.MAX_S, self.open * self.PER_STREAM_S)
+        if self.page_s is not None:
+            rest = min(rest, self.PAGE_SHARE * self.page_s)
+        return max(self.MIN_S, rest)
+
+
+class StreamPace:
+    """The rests of one stream: see :class:`ReadPacing`."""
+
+    def __init__(self, pacing: ReadPacing, started: float) -> None:
+        self.pacing = pacing
+        self.started = started
+        self.reads = 0
+        self.events = 0
+        self.ended = False
+
+    def after_read(self, chunk: bytes) -> float:
+        """The rest after a read of ``chunk``: 0 once rested reads bring one event each."""
+        self.reads += 1
+        self.events += chunk.count(b"\n\n")
+        if self.reads > self.pacing.TRIAL_READS and self.events < 1.2 * self.reads:
+            return 0.0
+        return self.pacing.rest_s()
 
 
 class LineSink(Protocol):
@@ -101,7 +140,7 @@ async def read_stream(session: aiohttp.ClientSession, url: str, body: bytes,
     says stop or the stream ends. Stopping early closes the connection, which makes
     vLLM abort the request and free the GPU."""
     splitter = sse.EventSplitter()
-    with mapped_errors(url), pacing.stream():
+    with mapped_errors(url), pacing.stream() as pace:
         async with session.post(f"{url}/chat/completions", data=body,
                                 headers=_JSON) as response:
             if response.status >= 400:
@@ -111,11 +150,13 @@ async def read_stream(session: aiohttp.ClientSession, url: str, body: bytes,
             while chunk := await response.content.readany():
                 if sink.take(splitter.feed(chunk)):
                     if sink.done:   # only the end of the chunked body is left: keep alive
+                        pace.ended = True
                         await response.content.read()
                     else:
                         response.close()
                     return
-                await _rest(transport, pacing.rest_s())
+                if rest := pace.after_read(chunk):
+                    await _rest(transport, rest)
             sink.take(splitter.close())
 
 
