@@ -88,8 +88,8 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Generator[T, None, 
         items.put(END)
 
     task = loop.create_task(pump())
-    thread = threading.Thread(target=loop.run_until_complete, args=(task,),
-                              name="ovisocr-iter", daemon=True)
+    thread = threading.Thread(target=_run_to_end, args=(loop, task), name="ovisocr-iter",
+                              daemon=True)
     try:
         thread.start()   # inside: Ctrl-C may come while it starts, the generator running
         while True:
@@ -102,6 +102,22 @@ def iterate_sync(factory: Callable[[], AsyncIterator[T]]) -> Generator[T, None, 
             loop.call_soon_threadsafe(task.cancel)
         _join(thread)
         loop.close()
+
+
+def _run_to_end(loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
+    """Run ``task``, then end the loop as :func:`asyncio.run` does: the tasks left
+    cancelled, async generators finalised, the default executor shut down. A library's
+    stream left for the garbage collector after its loop is closed would otherwise
+    print ``RuntimeError: Event loop is closed`` at exit, after a good run."""
+    try:
+        loop.run_until_complete(task)
+    finally:
+        if left := asyncio.all_tasks(loop):
+            for leftover in left:
+                leftover.cancel()
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
 
 
 def _next_item(items: queue.SimpleQueue[Any]) -> Any:

@@ -30,6 +30,7 @@ from .options import (
     FigureMode,
     Orientation,
     ParseOptions,
+    ParserSettings,
 )
 from .sources import Source
 
@@ -189,23 +190,9 @@ class OvisParser:
         if held:
             await held.pop().aclose()
 
-    @contextlib.asynccontextmanager
-    async def _session(self) -> AsyncIterator[Session]:
+    def _session(self) -> _SessionUse:
         """The session of the running loop, shared by concurrent calls, closed by the last."""
-        loop = asyncio.get_running_loop()
-        session, users = self._sessions.get(loop, (None, 0))
-        if session is None:
-            session = Session(self.settings)
-        self._sessions[loop] = (session, users + 1)
-        try:
-            yield session
-        finally:
-            current, users = self._sessions[loop]
-            if users <= 1:
-                del self._sessions[loop]
-                await current.aclose()
-            else:
-                self._sessions[loop] = (current, users - 1)
+        return _SessionUse(self._sessions, self.settings)
 
     async def acheck(self) -> str:
         """Probe the endpoint(s) now and return the model pages will be sent to.
@@ -229,9 +216,9 @@ class OvisParser:
         ``pages`` selects 1-based page numbers; ``name`` labels bytes or streams.
         """
         job = DocumentJob(source, password, pages, name)
-        async with self._session() as session:
-            async for doc in parse_documents(session, [job], raise_source_errors=True,
-                                             on_event=on_event):
+        async with self._session() as session, contextlib.aclosing(parse_documents(
+                session, [job], raise_source_errors=True, on_event=on_event)) as docs:
+            async for doc in docs:
                 return doc
         raise RuntimeError("the pipeline ended without a document")  # pragma: no cover
 
@@ -253,8 +240,9 @@ class OvisParser:
         is set; with ``errors="raise"`` it raises.
         """
         jobs = (s if isinstance(s, DocumentJob) else DocumentJob(s, password) for s in sources)
-        async with self._session() as session:
-            async for doc in parse_documents(session, jobs, on_event=on_event):
+        async with self._session() as session, \
+                contextlib.aclosing(parse_documents(session, jobs, on_event=on_event)) as docs:
+            async for doc in docs:
                 yield doc
 
     def parse_many(self, sources: Iterable[Source | DocumentJob], *,
@@ -263,3 +251,35 @@ class OvisParser:
         """Synchronous :meth:`aparse_many`: documents are yielded as they finish."""
         return iterate_sync(lambda: self.aparse_many(sources, password=password,
                                                      on_event=on_event))
+
+
+class _SessionUse:
+    """One call's use of its loop's session (``async with``); the last use closes it.
+
+    A class, not an async generator: a caller that leaves an ``async for`` over a
+    loader early leaves its generators for ``asyncio.run`` to close, all at once, and
+    a generator-based context manager inside them would be closed twice at the same
+    time ("aclose(): asynchronous generator is already running", printed after a good
+    run). For the same reason each generator closes the one it reads (``aclosing``).
+    """
+
+    def __init__(self, sessions: dict[asyncio.AbstractEventLoop, tuple[Session, int]],
+                 settings: ParserSettings) -> None:
+        self.sessions, self.settings = sessions, settings
+
+    async def __aenter__(self) -> Session:
+        loop = asyncio.get_running_loop()
+        session, users = self.sessions.get(loop, (None, 0))
+        if session is None:
+            session = Session(self.settings)
+        self.sessions[loop] = (session, users + 1)
+        return session
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        loop = asyncio.get_running_loop()
+        current, users = self.sessions[loop]
+        if users > 1:
+            self.sessions[loop] = (current, users - 1)
+            return
+        del self.sessions[loop]
+        await current.aclose()

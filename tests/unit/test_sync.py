@@ -9,7 +9,9 @@ timeout, for a document that a hanging page never finished.
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
+import sys
 import threading
 from collections.abc import AsyncIterator
 
@@ -93,3 +95,45 @@ def test_run_sync_returns_the_result_and_raises_the_error_in_a_running_loop():
 
     assert asyncio.run(caller()) == 42
     assert run_sync(answer) == 42   # no running loop: asyncio.run
+
+
+def test_iterating_ends_its_loop_as_asyncio_run_does():
+    """What a library leaves on the private loop (a task, a half-read async generator,
+    as HTTPX's streams are) is ended on that loop: nothing prints ``Event loop is
+    closed`` when the garbage collector finds it later (issue #52)."""
+    kept: list[object] = []
+    finalised = threading.Event()
+    left_cancelled = threading.Event()
+
+    async def stream() -> AsyncIterator[int]:
+        try:
+            yield 1
+            yield 2
+        finally:
+            await asyncio.sleep(0)
+            finalised.set()
+
+    async def forever() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            left_cancelled.set()
+            raise
+
+    async def items() -> AsyncIterator[str]:
+        half_read = stream()
+        await half_read.__anext__()
+        kept.append(half_read)
+        kept.append(asyncio.get_running_loop().create_task(forever()))
+        yield "page"
+
+    unraisable: list[object] = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        assert list(iterate_sync(items)) == ["page"]
+        kept.clear()
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert finalised.is_set() and left_cancelled.is_set()
+    assert unraisable == []

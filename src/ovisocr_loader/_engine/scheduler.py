@@ -11,9 +11,10 @@ the window, whatever the size or number of the inputs. Each page goes through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator, Coroutine, Iterable
+from collections.abc import AsyncGenerator, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +63,7 @@ class _Run:
 async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
                           raise_source_errors: bool = False,
                           on_event: ProgressCallback | None = None
-                          ) -> AsyncIterator[ParsedDocument]:
+                          ) -> AsyncGenerator[ParsedDocument, None]:
     """Parse ``jobs`` through ``session``; yield each document when it completes.
 
     Documents come out in completion order (a short document queued behind a long
@@ -70,8 +71,9 @@ async def parse_documents(session: Session, jobs: Iterable[DocumentJob], *,
     """
     scheduler = Scheduler(session, jobs, raise_source_errors=raise_source_errors,
                           on_event=on_event)
-    async for doc in scheduler.documents():
-        yield doc
+    async with contextlib.aclosing(scheduler.documents()) as docs:
+        async for doc in docs:
+            yield doc
 
 
 class Scheduler:
@@ -95,7 +97,7 @@ class Scheduler:
         self.unfinished = 0
         self.producing = True
 
-    async def documents(self) -> AsyncIterator[ParsedDocument]:
+    async def documents(self) -> AsyncGenerator[ParsedDocument, None]:
         producer = asyncio.create_task(self._produce())
         try:
             while True:
