@@ -11,7 +11,7 @@ client in a fresh process per run. Lag is measured by a task that asks to sleep 
 and records how late it wakes.
 
     python benchmarks/bench_client.py [--pages 240] [--concurrency 64] [--intervals 1,16]
-        [--render-workers N] [--loop uvloop]
+        [--render-workers N] [--loop uvloop] [--server batching]
 """
 
 from __future__ import annotations
@@ -23,10 +23,13 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from batching_server import launched
 from bench_throughput import PageSet
 
 TICK = 0.005
@@ -80,23 +83,33 @@ def run_client(queue: Any, base_url: str, files: list[str], concurrency: int,
     queue.put(asyncio.run(work()))
 
 
-def measure(interval: int, files: list[str], args: argparse.Namespace) -> dict[str, Any]:
+@contextmanager
+def simulator(speed: float, interval: int) -> Iterator[str]:
+    """The package's simulator in a child process; its base URL."""
     ctx = mp.get_context("spawn")
     conn, child = ctx.Pipe()
-    server = ctx.Process(target=serve, args=(child, args.speed, interval), daemon=True)
+    server = ctx.Process(target=serve, args=(child, speed, interval), daemon=True)
     server.start()
-    base_url = conn.recv()
     try:
+        yield conn.recv()
+    finally:
+        conn.send("stop")
+        conn.recv()
+        server.join(10)
+
+
+def measure(interval: int, files: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    server = simulator(args.speed, interval) if args.server == "simulator" else launched(
+        "--profile", "rtx5090", "--tokens", "300-800", "--stream-interval", str(interval),
+        "--speed", str(args.speed))
+    with server as base_url:
+        ctx = mp.get_context("spawn")
         queue = ctx.Queue()
         client = ctx.Process(target=run_client, args=(queue, base_url, files, args.concurrency,
                                                       args.render_workers, args.loop))
         client.start()
         result: dict[str, Any] = queue.get(timeout=1800)
         client.join(60)
-    finally:
-        conn.send("stop")
-        conn.recv()
-        server.join(10)
     return result
 
 
@@ -106,6 +119,9 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--intervals", default="1,16", help="tokens per event to measure")
     ap.add_argument("--speed", type=float, default=1.0)
+    ap.add_argument("--server", choices=("simulator", "batching"), default="simulator",
+                    help="the package's simulator, or benchmarks/batching_server.py (paced "
+                         "as vLLM: decode steps, 300-800 tokens a page)")
     ap.add_argument("--render-workers", type=int, default=0,
                     help="render processes (their CPU is counted as the client's)")
     ap.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",

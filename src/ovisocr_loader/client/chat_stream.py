@@ -161,16 +161,18 @@ async def read_stream(session: aiohttp.ClientSession, url: str, body: bytes,
 
 
 async def _rest(transport: asyncio.BaseTransport | None, seconds: float) -> None:
-    """Leave the socket unread a while, so the next read takes many events."""
-    reader = transport if isinstance(transport, asyncio.ReadTransport) \
-        and not transport.is_closing() else None
-    if reader is not None:
-        reader.pause_reading()
-    try:
+    """Leave the socket unread a while, so the next read takes many events. A timer
+    resumes it, not this task: the task wakes once a read, when the data is there."""
+    if not isinstance(transport, asyncio.ReadTransport) or transport.is_closing():
         await asyncio.sleep(seconds)
-    finally:
-        if reader is not None and not reader.is_closing():
-            reader.resume_reading()
+        return
+    transport.pause_reading()
+    asyncio.get_running_loop().call_later(seconds, _resume, transport)
+
+
+def _resume(transport: asyncio.ReadTransport) -> None:
+    if not transport.is_closing():
+        transport.resume_reading()
 
 
 async def status_error(response: aiohttp.ClientResponse, url: str) -> ServerStatusError:
