@@ -146,33 +146,49 @@ async def read_stream(session: aiohttp.ClientSession, url: str, body: bytes,
             if response.status >= 400:
                 raise await status_error(response, url)
             sink.simulated = SIMULATED_HEADER in response.headers
-            transport = response.connection.transport if response.connection else None
-            while chunk := await response.content.readany():
-                if sink.take(splitter.feed(chunk)):
-                    if sink.done:   # only the end of the chunked body is left: keep alive
-                        pace.ended = True
-                        await response.content.read()
-                    else:
-                        response.close()
-                    return
-                if rest := pace.after_read(chunk):
-                    await _rest(transport, rest)
-            sink.take(splitter.close())
+            rest = _Rest(response)
+            try:
+                while chunk := await response.content.readany():
+                    if sink.take(splitter.feed(chunk)):
+                        if sink.done:   # only the end of the chunked body is left: keep alive
+                            pace.ended = True
+                            await response.content.read()
+                        else:
+                            response.close()
+                        return
+                    rest.start(pace.after_read(chunk))
+                sink.take(splitter.close())
+            finally:
+                rest.end()
 
 
-async def _rest(transport: asyncio.BaseTransport | None, seconds: float) -> None:
-    """Leave the socket unread a while, so the next read takes many events. A timer
-    resumes it, not this task: the task wakes once a read, when the data is there."""
-    if not isinstance(transport, asyncio.ReadTransport) or transport.is_closing():
-        await asyncio.sleep(seconds)
-        return
-    transport.pause_reading()
-    asyncio.get_running_loop().call_later(seconds, _resume, transport)
+class _Rest:
+    """Leaves a response's socket unread a while, so the next read takes many events.
+    A timer ends the rest, not the reading task: the task wakes once a read, when the
+    data is there. A rest never outlasts its stream (the connection may be reused)."""
 
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self.response = response
+        self.paused: asyncio.ReadTransport | None = None
+        self.timer: asyncio.TimerHandle | None = None
 
-def _resume(transport: asyncio.ReadTransport) -> None:
-    if not transport.is_closing():
-        transport.resume_reading()
+    def start(self, seconds: float) -> None:
+        connection = self.response.connection   # None once the whole body has come
+        transport = connection.transport if connection is not None else None
+        if not seconds or not isinstance(transport, asyncio.ReadTransport) \
+                or transport.is_closing():
+            return
+        transport.pause_reading()
+        self.paused = transport
+        self.timer = asyncio.get_running_loop().call_later(seconds, self.end)
+
+    def end(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if self.paused is not None and not self.paused.is_closing():
+            self.paused.resume_reading()
+        self.paused = None
 
 
 async def status_error(response: aiohttp.ClientResponse, url: str) -> ServerStatusError:
