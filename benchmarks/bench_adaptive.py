@@ -33,6 +33,8 @@ from ovisocr_loader.jobs import PageFinished, ProgressEvent
 from ovisocr_loader.testing import GPU_PROFILES, Simulator, marked_pdf
 
 TOKENS = 100
+#: the batching server's answer lengths (``--tokens``; a list so that main can set it)
+TOKEN_RANGE = ["150-450"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,8 @@ PROFILES: dict[str, dict[str, Profile]] = {
     "batching": {name: Profile("batching", name, sweep, 1.0, best)
                  for name, sweep, best in (("small", (8, 12, 16, 20, 24, 32), 120.0),
                                            ("big", (64, 96, 128), 656.0),
-                                           ("big-kv", (96, 128, 160, 192), 718.0))},
+                                           ("big-kv", (96, 128, 160, 192), 718.0),
+                                           ("rtx5090", (16, 24, 32, 40, 48), 530.0))},
 }
 SHARED = {"simulator": "rtx5090", "batching": "big-kv"}
 
@@ -69,7 +72,8 @@ def serving(profile: Profile) -> Iterator[str]:
                                tokens_per_page=TOKENS) as sim:
             yield sim.base_url
         return
-    with launched("--profile", profile.name, "--speed", str(profile.speed)) as url:
+    with launched("--profile", profile.name, "--speed", str(profile.speed),
+                  "--tokens", TOKEN_RANGE[0]) as url:
         yield url
 
 
@@ -82,6 +86,16 @@ class Run:
     @property
     def per_minute(self) -> float:
         return self.pages / self.seconds * 60
+
+
+def schedule(profile: Profile, auto_runs: int) -> list[int | str]:
+    """The fixed limits with the default runs spread among them, so that the
+    machine's drift over the minutes touches both alike."""
+    order: list[int | str] = list(profile.sweep)
+    step = max(1, len(order) // max(1, auto_runs))
+    for n in range(auto_runs):
+        order.insert(min(len(order), n * (step + 1)), "auto")
+    return order
 
 
 def pages_for(profile: Profile, seconds: float) -> int:
@@ -135,21 +149,30 @@ def main() -> None:
     args.add_argument("--profiles", help="comma-separated (default: all of the server's)")
     args.add_argument("--seconds", type=float, default=60.0, help="work per run at the best rate")
     args.add_argument("--no-shared", action="store_true", help="skip the two-parser run")
+    args.add_argument("--auto-runs", type=int, default=1,
+                      help="runs with the defaults per profile (their spread is printed)")
+    args.add_argument("--tokens", default="150-450",
+                      help="the batching server's answer lengths (300-800: the field's pages)")
     opts = args.parse_args()
+    TOKEN_RANGE[0] = opts.tokens
     logging.basicConfig(level=logging.WARNING)
     profiles = PROFILES[opts.server]
     best_fixed: dict[str, float] = {}
     for name in (opts.profiles.split(",") if opts.profiles else profiles):
         profile = profiles[name]
         pages = pages_for(profile, opts.seconds)
-        runs = [one_run(profile, "auto", pages)]
-        runs += [one_run(profile, limit, pages) for limit in profile.sweep]
-        best = max(r.per_minute for r in runs[1:])
+        runs = [one_run(profile, limit, pages) for limit in schedule(profile, opts.auto_runs)]
+        best = max(r.per_minute for r in runs if r.label != "auto")
         best_fixed[name] = best
         print(f"{opts.server} {name} ({pages} pages, speed {profile.speed:g}):", flush=True)
         for run in runs:
             print(f"  concurrency {run.label:>5}: {run.per_minute:7.0f} pages/min"
                   f"  ({run.per_minute / best:.2f} of the best fixed)", flush=True)
+        autos = sorted(r.per_minute / best for r in runs if r.label == "auto")
+        if len(autos) > 1:
+            print(f"  defaults over {len(autos)} runs: {autos[0]:.2f} / "
+                  f"{autos[len(autos) // 2]:.2f} / {autos[-1]:.2f} of the best fixed "
+                  "(min / median / max)", flush=True)
     shared = SHARED[opts.server]
     if not opts.no_shared and shared in best_fixed:
         profile = profiles[shared]
