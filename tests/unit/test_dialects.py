@@ -320,6 +320,16 @@ def test_inline_markup_in_cells_becomes_text():
     assert "<" not in table.text and "**" not in table.text
 
 
+def test_inline_markup_in_prose_reads_as_in_cells():
+    """MinerU writes footnote marks and affiliations as <sup> in paragraphs (#51)."""
+    page = ("Smith<sup>1</sup>, H<SUB>2</SUB>O and <b>bold</b> <i class=\"x\">it</i>"
+            "<br>next, a < b > c, <bold> and <sup>open\n\n# Growth<sup>a</sup>\n\n"
+            "- item <strong>x</strong><sub>i</sub>")
+    paragraph, heading, items = parse_page(page, 1)
+    assert paragraph.text == "Smith^1, H_2O and bold it\nnext, a < b > c, <bold> and <sup>open"
+    assert heading.text == "Growth^a" and items.text == "- item x_i"
+
+
 GROUNDED = """<|ref|>title<|/ref|><|det|>[[120, 45, 880, 90]]<|/det|>
 Annual Report 2019
 
@@ -470,7 +480,7 @@ def test_html_document_boxes_in_pixels_are_scaled_by_the_image_sent():
 def test_a_markdown_page_with_html_wrappers_is_no_html_document():
     page = '<p align="center">Centred title</p>\n\n# Heading\n\n<b>bold</b> stays'
     assert [(e.kind, e.text) for e in parse_page(page, 1)] == [
-        ("paragraph", "Centred title"), ("heading", "Heading"), ("paragraph", "<b>bold</b> stays")]
+        ("paragraph", "Centred title"), ("heading", "Heading"), ("paragraph", "bold stays")]
 
 
 HTML_FRAGMENTS = st.sampled_from([

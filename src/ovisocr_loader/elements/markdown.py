@@ -48,6 +48,11 @@ _PAGE_NUMBER = re.compile(
     r"^(?:(?:page|p\.|seite|página|pagina)\s*)?[-–—]?\s*\d{1,4}\s*[-–—]?"
     r"(?:\s*(?:of|/|von|de)\s*\d{1,4})?$", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+#: a superscript or subscript in prose (MinerU writes footnote marks and affiliations
+#: so), read as in a table cell: ``^1``, ``_2``
+_SCRIPT = re.compile(r"<(sup|sub)(?:\s[^<>]*)?>([^<>\n]*)</\1\s*>", re.IGNORECASE)
+#: inline tags that only style their text: dropped, the text kept
+_STYLE_TAG = re.compile(r"</?(?:b|i|u|em|strong|span)(?:\s[^<>]*)?>", re.IGNORECASE)
 _INNER_SPACES = re.compile(r"(?<=\S)[ \t]{2,}")
 #: a character reference as HTML and CommonMark write it: named, decimal or hex, with
 #: its semicolon
@@ -201,14 +206,22 @@ def _code_text(source: str) -> str:
 
 
 def clean_text(source: str, *, indented: bool = False) -> str:
-    """Prose as it reads: ``<br>`` as a line break, character references decoded
+    """Prose as it reads: ``<br>`` as a line break, ``<sup>1</sup>`` as ``^1`` and
+    ``<sub>2</sub>`` as ``_2`` (as in table cells), styling tags (``<b>``, ``<i>``, ...)
+    dropped for their text, character references decoded
     (``&amp;`` as ``&``, as CommonMark reads them; only with their ``;``, so that
     ``&copy 3`` stays), gaps left by blanked markup closed (at the start of a line too,
     unless ``indented``: a list's nesting)."""
     text = _BREAK.sub("\n", source.replace(DELETED, ""))
+    if "<" in text:
+        text = _STYLE_TAG.sub("", _SCRIPT.sub(_script_mark, text))
     lines = _REFERENCE.sub(lambda ref: html.unescape(ref.group()), text).split("\n")
     return "\n".join(_INNER_SPACES.sub(" ", line.rstrip() if indented else line.strip())
                      for line in lines).strip()
+
+
+def _script_mark(match: re.Match[str]) -> str:
+    return ("^" if match.group(1).lower() == "sup" else "_") + match.group(2)
 
 
 def _heading(source: str, start: int, page: int, geometry: PageGeometry) -> list[Element]:
