@@ -38,6 +38,8 @@ def test_a_stream_whose_reads_bring_one_event_each_is_not_rested() -> None:
     assert all(r > 0 for r in rests[:ReadPacing.TRIAL_READS])
     assert rests[-1] == 0.0
     assert all(busy.after_read(ONE_EVENT * 8) > 0 for _ in range(20))
+    crlf = StreamPace(pacing, 0.0)   # events ended by CRLF pairs are counted alike
+    assert all(crlf.after_read(ONE_EVENT.replace(b"\n", b"\r\n") * 8) > 0 for _ in range(20))
 
 
 def test_only_a_stream_that_ended_on_its_own_counts_as_a_page() -> None:

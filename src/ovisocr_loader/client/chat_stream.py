@@ -116,7 +116,7 @@ class StreamPace:
     def after_read(self, chunk: bytes) -> float:
         """The rest after a read of ``chunk``: 0 once rested reads bring one event each."""
         self.reads += 1
-        self.events += chunk.count(b"\n\n")
+        self.events += chunk.count(b"data:")   # one a server-sent event, any line ending
         if self.reads > self.pacing.TRIAL_READS and self.events < 1.2 * self.reads:
             return 0.0
         return self.pacing.rest_s()
