@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from .blocks import TABLE_MARKUP, nests_table
 from .figures import Box, attribute, sent_pixel_boxes, valid_box
 from .grounding import FURNITURE, Marker
+from .tables import SCRIPT_MARKS
 
 #: stands for a deleted character in a same-length rewrite; element text drops it
 DELETED = "\x00"
@@ -52,7 +53,6 @@ _BLOCK = {"html", "head", "title", "meta", "link", "body", "div", "p", "address"
           "h1", "h2", "h3", "h4", "h5", "h6"}
 _INLINE = {"b", "i", "u", "em", "strong", "a", "span", "font", "small", "big", "mark", "s",
            "del", "ins", "code", "tt", "var", "abbr", "cite", "q", "label", "sup", "sub", "chem"}
-_SCRIPT = {"sup": "^", "sub": "_"}
 #: tags whose name is their kind; on other blocks a class names the kind
 _KINDS = {"h1", "h2", "h3", "h4", "h5", "h6", "figcaption", "caption", "header", "footer",
           "formula", "equation", "image", "figure", "chart"}
@@ -116,7 +116,7 @@ class _Rewriter:
         if self.table_depth:
             return
         if name in _INLINE:
-            self._fill(tag.start(), tag.end(), "" if closing else _SCRIPT.get(name, ""),
+            self._fill(tag.start(), tag.end(), "" if closing else SCRIPT_MARKS.get(name, ""),
                        DELETED)
         elif name == "math":
             self._math(tag, closing)

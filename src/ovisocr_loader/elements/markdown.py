@@ -40,7 +40,7 @@ from .nemotron import read_nemotron
 from .normalise import normalise_page
 from .otsl import parse_otsl
 from .semantic_tags import furniture_spans, mark_tagged_furniture
-from .tables import CaptionedTable, parse_pipe_table, parse_table
+from .tables import SCRIPT_MARKS, CaptionedTable, parse_pipe_table, parse_table
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -221,7 +221,7 @@ def clean_text(source: str, *, indented: bool = False) -> str:
 
 
 def _script_mark(match: re.Match[str]) -> str:
-    return ("^" if match.group(1).lower() == "sup" else "_") + match.group(2)
+    return SCRIPT_MARKS[match.group(1).lower()] + match.group(2)
 
 
 def _heading(source: str, start: int, page: int, geometry: PageGeometry) -> list[Element]:

@@ -33,6 +33,8 @@ _NUMBER = re.compile(
     r"^[\s(\[]*[-+−–~≈<>≤≥±]?\s*[$€£¥]?\s*\(?\s*[-+−–]?\d[\d\s,.'’]*\s*(?:%|‰|[kKmMbB]n?)?[\s)\]*]*$")
 #: a year, perhaps with a letter or a footnote mark ("2018 A", "2018(1)", "2018 1", "20181")
 _YEAR = re.compile(r"^\s*(?:1[89]|20)\d\d\s*(?:[A-Za-z]|\(\d\)|\d)?\s*$")
+#: how a superscript and a subscript read as text, in cells and prose alike: ``^2``, ``_i``
+SCRIPT_MARKS = {"sup": "^", "sub": "_"}
 _EMPHASIS = re.compile(r"(?<!\w)(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?!\w)")
 _PLACEHOLDER = re.compile(r"^\s*(?:[-–—]+|n/?a|nm|none|nil)\s*$", re.IGNORECASE)
 #: markup that only styles or breaks text: left open around cells (``<tr><span><td>
@@ -286,7 +288,7 @@ def _cell_text(cell: Tag) -> str:
     as ``^2``, ``<sub>i</sub>`` as ``_i``, other tags and Markdown emphasis dropped."""
     for br in cell.find_all("br"):
         br.replace_with("\n")
-    for tag, mark in (("sup", "^"), ("sub", "_")):
+    for tag, mark in SCRIPT_MARKS.items():
         for script in reversed(cell.find_all(tag)):   # the innermost first, if nested
             script.replace_with(mark + script.get_text())
     return _plain(_EMPHASIS.sub(r"\2", cell.get_text()))
