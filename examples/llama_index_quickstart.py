@@ -42,7 +42,7 @@ def main() -> None:
         nodes = IngestionPipeline(transformations=[OvisNodeParser(), embed]).run(
             documents=docs)
         for node in nodes:
-            print(node.metadata["page_label"], node.metadata["header_path"], repr(node.text))
+            print(node.metadata["page_numbers"], node.metadata["header_path"], repr(node.text))
         index = VectorStoreIndex(nodes, embed_model=embed)
         print(len(index.as_retriever(similarity_top_k=1).retrieve("bollards")), "hit")
 

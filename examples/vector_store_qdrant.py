@@ -55,9 +55,9 @@ def llama_index_search(sim: Simulator, folder: str) -> None:
         OvisNodeParser().get_nodes_from_documents(docs),
         storage_context=StorageContext.from_defaults(vector_store=store),
         embed_model=HuggingFaceEmbedding(model_name=MODEL, device="cpu"))
-    page_two = MetadataFilters(filters=[ExactMatchFilter(key="page_label", value="2")])
-    (best,) = index.as_retriever(similarity_top_k=1, filters=page_two).retrieve(QUESTION)
-    print(f"LlamaIndex: page {best.node.metadata['page_label']}:",
+    report = MetadataFilters(filters=[ExactMatchFilter(key="file_name", value="report.pdf")])
+    (best,) = index.as_retriever(similarity_top_k=1, filters=report).retrieve(QUESTION)
+    print(f"LlamaIndex: pages {best.node.metadata['page_numbers']}:",
           best.node.get_content().splitlines()[-1])
 
 

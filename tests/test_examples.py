@@ -12,7 +12,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 EXPECTED = {
     "parse_with_simulator.py": "page 2: blank=True",
     "llama_index_quickstart.py":
-        "/Inspection report/ 'Table\\nItem | State\\nBollards State: worn.'",
+        "1,2 /Inspection report/ '# Inspection report\\n\\nThe north quay was inspected on 4 "
+        "March.\\n\\nTable\\nItem | State\\nBollards State: worn.'",
     "vector_store_qdrant.py":
         "LangChain: page 2: Baltic was 8,310 in 2019. Baltic was 9,875 in 2018.",
     "langchain_quickstart.py": "['Title', 'NarrativeText', 'Table']",

@@ -4,9 +4,10 @@ Public names only; see docs/ for the guide. Framework adapters live in
 ``ovisocr_loader.llama_index`` and ``ovisocr_loader.langchain`` (optional extras).
 """
 
+from .chunking import Chunk, chunk_document
 from .config import GuardPolicy, HealthPolicy, RenderSettings, RetryPolicy, Timeouts
 from .document import Attempt, PageErrorInfo, PageResult, ParsedDocument
-from .elements import Chunk, Element, TableData, chunk_document
+from .elements import Element, TableData
 from .errors import (
     CorruptFileError,
     EmptyDocumentError,

@@ -41,7 +41,7 @@ def report_pages(sim: Simulator, scans: Scans, **reader_options) -> list[Documen
 
 def test_chunks_keep_pages_headings_and_table_html(ovis_simulator: Simulator, scans: Scans):
     pages = report_pages(ovis_simulator, scans)
-    nodes = OvisNodeParser().get_nodes_from_documents(pages)
+    nodes = OvisNodeParser(page_breaks=True).get_nodes_from_documents(pages)
     assert all(isinstance(n, TextNode) for n in nodes)
     table = next(n for n in nodes if "Aurora" in n.text)
     assert "Aurora Tonnage: 1200." in table.text and "<table" not in table.text
@@ -60,6 +60,15 @@ def test_chunks_keep_pages_headings_and_table_html(ovis_simulator: Simulator, sc
         assert before.relationships[NodeRelationship.NEXT].node_id == after.node_id
         assert after.relationships[NodeRelationship.PREVIOUS].node_id == before.node_id
     assert "Figure 1: Map of the basin." in table.text     # a small table shares its chunk
+
+
+def test_page_chunks_run_on_over_page_breaks_by_default(ovis_simulator: Simulator,
+                                                        scans: Scans):
+    pages = report_pages(ovis_simulator, scans)
+    nodes = OvisNodeParser(chunk_size=4000).get_nodes_from_documents(pages)
+    assert [n.metadata["page_numbers"] for n in nodes] == ["1", "1,2", "3"]
+    assert [n.metadata["page_label"] for n in nodes] == ["1", "1", "3"]   # the first page
+    assert [n.ref_doc_id for n in nodes] == [pages[0].id_, pages[0].id_, pages[2].id_]
 
 
 def test_document_split_chunks_may_span_pages(ovis_simulator: Simulator, scans: Scans):
@@ -135,8 +144,12 @@ def test_running_headers_and_page_numbers_stay_out_of_chunks(ovis_simulator: Sim
                                                        "source_sha256": "d" * 64})
              for n, t in enumerate(texts, 1)]
     nodes = OvisNodeParser().get_nodes_from_documents(pages)
-    assert [n.text for n in nodes] == [f"Body text of page {n} about topic {n}."
-                                       for n in range(1, 5)]
+    assert [n.text for n in nodes] == ["\n\n".join(f"Body text of page {n} about topic {n}."
+                                                   for n in range(1, 5))]
+    assert nodes[0].metadata["page_numbers"] == "1,2,3,4"
+    per_page = OvisNodeParser(page_breaks=True).get_nodes_from_documents(pages)
+    assert [n.text for n in per_page] == [f"Body text of page {n} about topic {n}."
+                                          for n in range(1, 5)]
 
 
 def test_directory_to_vector_index_retrieves_the_table_page(ovis_simulator: Simulator,
@@ -153,7 +166,7 @@ def test_directory_to_vector_index_retrieves_the_table_page(ovis_simulator: Simu
         "What is the tonnage of the vessel Borealis?")
     assert "Borealis Tonnage: 950." in best.node.get_content()
     assert best.node.metadata["file_name"] == "report.pdf"
-    assert best.node.metadata["page_label"] == "2"
+    assert best.node.metadata["page_numbers"] == "1,2"   # the heading on 1, the table on 2
 
 
 def test_embedding_text_holds_no_empty_or_noisy_metadata(ovis_simulator: Simulator,

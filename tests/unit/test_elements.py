@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ovisocr_loader.elements import mark_running_furniture, parse_page, parse_table
+from ovisocr_loader.document import mark_running_furniture
+from ovisocr_loader.elements import parse_page, parse_table
 
 LETTER = """# St. Mary's Hospital
 

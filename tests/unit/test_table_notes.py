@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ovisocr_loader import PageResult, ParsedDocument, chunk_document
+from ovisocr_loader.chunking.table_notes import cited_rows, is_table_note
 from ovisocr_loader.elements import parse_page, parse_table
-from ovisocr_loader.elements.table_notes import cited_rows, is_table_note
 from ovisocr_loader.elements.token_estimate import approx_tokens
 
 NOTED = parse_table(

@@ -20,8 +20,7 @@ from typing import Any
 
 from .._sync import END, settle
 from ..config import RenderSettings
-from ..document import PageErrorInfo, PageResult, ParsedDocument
-from ..elements import mark_running_furniture
+from ..document import PageErrorInfo, PageResult, ParsedDocument, mark_running_furniture
 from ..errors import CorruptFileError, PageError, SourceError
 from ..jobs import (
     FAILURES_REPORTED_FROM_RESULTS,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import logging
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .blocks import HEADING, Block, split_blocks
@@ -311,29 +310,3 @@ def _mark_page_numbers(elements: list[Element]) -> None:
         if element.kind in ("paragraph", "heading", "list") and \
                 _PAGE_NUMBER.match(html.unescape(element.text).strip("*_ ")):
             element.kind = "page_furniture"
-
-
-def _normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", text.lower())).strip()
-
-
-def mark_running_furniture(pages: Sequence[list[Element]], *, min_share: float = 0.5,
-                           min_pages: int = 3) -> None:
-    """Flag running headers/footers: first or last lines repeated on most pages."""
-    if len(pages) < min_pages:
-        return
-    counts: dict[str, int] = {}
-    edge: list[list[tuple[Element, str]]] = []
-    for elements in pages:
-        candidates = [e for e in elements[:1] + elements[-1:]
-                      if e.kind in ("paragraph", "heading") and 0 < len(e.text) <= 150]
-        unique = list({id(e): e for e in candidates}.values())
-        keyed = [(e, _normalise(e.text)) for e in unique]
-        edge.append(keyed)
-        for key in {k for _, k in keyed}:
-            counts[key] = counts.get(key, 0) + 1
-    needed = max(min_pages, int(len(pages) * min_share + 0.999))
-    for keyed in edge:
-        for element, key in keyed:
-            if counts[key] >= needed:
-                element.kind = "page_furniture"

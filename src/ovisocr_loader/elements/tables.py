@@ -172,7 +172,7 @@ def infer_header_rows(rows: list[list[str]], colspans: list[bool] | None = None,
         below = infer_header_rows(rows[1:], colspans and colspans[1:], rowspans and rowspans[1:])
         if below:
             return 1 + below
-    if len(rows) < 2 or not _header_like(rows[0]):
+    if len(rows) < 2 or not header_like(rows[0]):
         return 0
     body = rows[1:]
     spans_columns = bool(colspans and colspans[0])
@@ -180,7 +180,7 @@ def infer_header_rows(rows: list[list[str]], colspans: list[bool] | None = None,
         return 0
     depth = max(1, min(rowspans[0] if rowspans else 1, len(rows) - 1))
     count = 1
-    while count < depth and _header_like(rows[count]):
+    while count < depth and header_like(rows[count]):
         count += 1
     return _labelling_rows(rows, count)
 
@@ -216,7 +216,7 @@ def _title_row(row: list[str]) -> bool:
     """A row with one cell of text and nothing else ("March 31,", "($ in millions)"): a
     header row when the rows under it start a header."""
     cells = [c for c in row if c.strip()]
-    return len(cells) == 1 and _header_like(cells)
+    return len(cells) == 1 and header_like(cells)
 
 
 def _sub_header(row: list[str]) -> bool:
@@ -225,7 +225,7 @@ def _sub_header(row: list[str]) -> bool:
     labels, not values."""
     labels = [c for c in row[1:] if c.strip()]
     stub = row[0].strip()
-    return ((not stub or is_units(stub)) and bool(labels) and _header_like(row)
+    return ((not stub or is_units(stub)) and bool(labels) and header_like(row)
             and not any(_PLACEHOLDER.match(c) for c in labels))
 
 
@@ -233,12 +233,13 @@ def _column_titles(row: list[str], below: list[list[str]]) -> bool:
     """A row naming every value column (its stub may name the row labels) over a body
     of numbers: the lowest header row under a spanned label."""
     values = row[1:]
-    return (bool(values) and all(c.strip() for c in values) and _header_like(row)
+    return (bool(values) and all(c.strip() for c in values) and header_like(row)
             and not any(_PLACEHOLDER.match(c) for c in values)
             and _numbers_under_text(row, below))
 
 
-def _header_like(row: list[str]) -> bool:
+def header_like(row: list[str]) -> bool:
+    """A row that may label columns: some text, and no number but a year."""
     cells = [c for c in row if c.strip()]
     return bool(cells) and not any(is_number(c) and not _YEAR.match(c) for c in cells)
 

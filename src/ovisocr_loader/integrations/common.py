@@ -13,9 +13,10 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
+from ..chunking import element_text
+from ..chunking.chunker import HeadingPath, enter_heading
 from ..document import PageResult, ParsedDocument, renumbered
-from ..elements import Element, element_text, parse_page_or_text
-from ..elements.chunker import HeadingPath, enter_heading
+from ..elements import Element, parse_page_or_text
 from . import metadata as keys
 
 log = logging.getLogger("ovisocr_loader")

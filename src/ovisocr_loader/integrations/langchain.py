@@ -17,9 +17,9 @@ from langchain_core.document_loaders import BaseBlobParser, BaseLoader
 from langchain_core.document_loaders.blob_loaders import Blob
 from langchain_core.documents import Document
 
+from ..chunking import DEFAULT_CHUNK_TOKENS, chunk_document
 from ..document import PageResult, ParsedDocument
-from ..elements import Element, chunk_document
-from ..elements.chunker import DEFAULT_CHUNK_TOKENS
+from ..elements import Element
 from ..elements.token_estimate import approx_tokens
 from ..jobs import DocumentJob
 from ..parser import OvisParser

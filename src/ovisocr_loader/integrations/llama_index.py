@@ -32,9 +32,9 @@ from llama_index.core.schema import (
     TextNode,
 )
 
-from ..document import PageResult, ParsedDocument
-from ..elements import Chunk, Element, chunk_document, mark_running_furniture
-from ..elements.chunker import DEFAULT_CHUNK_TOKENS
+from ..chunking import DEFAULT_CHUNK_TOKENS, Chunk, chunk_document
+from ..document import PageResult, ParsedDocument, mark_running_furniture
+from ..elements import Element
 from ..elements.crops import crop_file_name, figure_number
 from ..elements.token_estimate import approx_tokens
 from ..jobs import DocumentJob
@@ -224,10 +224,14 @@ class OvisNodeParser(NodeParser):
     Tables are embedded as plain text (``header: value`` rows) with the original
     HTML kept in ``table_html`` metadata, excluded from embedding; a heading starts
     a chunk and sets ``header_path``; running headers, footers and page numbers are
-    left out. Pages of one file are chunked together (headings carry over), but a
-    chunk never crosses a page of a ``split="page"`` reader, so ``page_label``
-    cites exactly. With ``figures="crop"`` on the reader, figures become
-    ``ImageNode``s pointing at their crop files.
+    left out. Pages of one file (consecutive Documents with its ``source_sha256``)
+    are read as one report: a table continued on the next page is one table, its
+    header over the rows of both pages, a paragraph cut by the break is whole, and
+    headings carry over; a chunk that draws on several pages lists them in
+    ``page_numbers``, ``page_label`` its first, and belongs to that page's Document.
+    ``page_breaks=True`` keeps every chunk on one page (``page_label`` cites exactly,
+    and a sync re-embeds an edited page's chunks alone). With ``figures="crop"`` on
+    the reader, figures become ``ImageNode``s pointing at their crop files.
 
     Works on any Document whose text is OvisOCR2 Markdown; other metadata passes
     through to the nodes.
@@ -245,6 +249,9 @@ class OvisNodeParser(NodeParser):
         "file_path by default: a path is noise to an embedding model)")
     header_path_separator: str = "/"
     include_furniture: bool = False
+    page_breaks: bool = Field(default=False, description="end a chunk at every page "
+                              "boundary of per-page Documents, instead of reading the "
+                              "file's pages as one report")
 
     @classmethod
     def class_name(cls) -> str:
@@ -280,12 +287,14 @@ class OvisNodeParser(NodeParser):
         page_elements = {page.page_number: page.elements for page in pages}
         chunks = chunk_document(ParsedDocument(source="", pages=pages),
                                 self._text_budget(group[0]), count_tokens=self._count,
-                                include_furniture=self.include_furniture, page_breaks=per_page)
+                                include_furniture=self.include_furniture,
+                                page_breaks=per_page and self.page_breaks)
         built: list[BaseNode] = []
         per_owner: dict[str, int] = {}
         for chunk in chunks:
             owner = owners[chunk.pages[0]] if chunk.pages else group[0]
-            nodes = self._chunk_nodes(chunk, owner, page_elements, per_owner.get(owner.id_, 0))
+            nodes = self._chunk_nodes(chunk, owner, owners, page_elements,
+                                      per_owner.get(owner.id_, 0))
             per_owner[owner.id_] = per_owner.get(owner.id_, 0) + len(nodes)
             built.extend(nodes)
         if self.include_prev_next_rel:
@@ -294,8 +303,10 @@ class OvisNodeParser(NodeParser):
                 after.relationships[NodeRelationship.PREVIOUS] = before.as_related_node_info()
         return built
 
-    def _chunk_nodes(self, chunk: Chunk, owner: BaseNode,
+    def _chunk_nodes(self, chunk: Chunk, owner: BaseNode, owners: dict[int, BaseNode],
                      page_elements: dict[int, list[Element]], start: int) -> list[BaseNode]:
+        """The chunk's text node, owned by ``owner`` (its first page's Document), and an
+        image node per figure in it, owned by the figure's page's Document."""
         pages = chunk.pages or [int(owner.metadata.get(keys.PAGE_NUMBER, 1))]
         meta: dict[str, Any] = {**_page_keys(pages[0]),
                                 keys.PAGE_NUMBERS: ",".join(map(str, pages)),
@@ -311,13 +322,14 @@ class OvisNodeParser(NodeParser):
             if element.kind != "figure":
                 continue
             on_page = page_elements[element.page_number]
-            path = _crop_path(owner, element, on_page)
+            page_owner = owners.get(element.page_number, owner)
+            path = _crop_path(page_owner, element, on_page)
             if path is None:
                 continue
             figure = {**meta, **_page_keys(element.page_number), keys.CATEGORY: "figure",
                       **figure_metadata(element), keys.IMAGE_PATH: path}
             nodes.append(self._node(ImageNode, figure_caption(on_page, element), figure,
-                                    owner, start + len(nodes), image_path=path))
+                                    page_owner, start + len(nodes), image_path=path))
         return nodes
 
     def _node(self, cls: type[TextNode], text: str, meta: dict[str, Any], owner: BaseNode,

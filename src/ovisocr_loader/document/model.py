@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .elements.model import Element
+from ..elements.model import Element
 
 SCHEMA_NAME = "ovisocr_loader.ParsedDocument"
 SCHEMA_VERSION = "1.3.0"  # 1.1: Attempt.endpoint, PageResult.cached; 1.2: Element.src;

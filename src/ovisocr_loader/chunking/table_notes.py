@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .model import TableData
+from ..elements.model import TableData
 
 _MARKER = re.compile(
     r"^\s*(?:(?P<paren>\(\s*(?:\d{1,2}|[a-zA-Z]|[ivxIVX]{1,4})\s*\))"

@@ -29,10 +29,12 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .model import Element, TableData
+from ..document.continued_tables import parts_under_header
+from ..document.report import ReportBlock, read_report
+from ..elements.model import Element, TableData
+from ..elements.table_text import header_lines, preferred_texts, row_lines
+from ..elements.token_estimate import CJK_CHARACTERS, approx_tokens
 from .table_notes import cited_rows, is_table_note
-from .table_text import header_lines, preferred_texts, row_lines
-from .token_estimate import CJK_CHARACTERS, approx_tokens
 
 #: Tokens the smallest common embedding models read of a chunk (all-MiniLM-L6-v2: 256
 #: word pieces; bge and e5 read 512). Whatever the budget, a table starts within the
@@ -114,19 +116,22 @@ def chunk_document(doc: Pages, max_tokens: int = DEFAULT_CHUNK_TOKENS, *,
     is split first (a table by rows with its header in every part, prose by
     sentences, a formula by lines); a formula line or a word longer than the budget
     is the one thing that can still exceed it. A heading always shares its chunk
-    with the start of the text it heads. ``page_breaks=True`` ends a chunk at every
-    page boundary (the heading path carries on), so each chunk cites exactly one page.
+    with the start of the text it heads. The pages are read as one report
+    (:func:`~ovisocr_loader.document.read_report`): a table continued on the next
+    page is one table, its header over the rows of both pages, and a paragraph cut
+    by the break is whole; a chunk lists every page it draws on. ``page_breaks=True``
+    reads each page alone and ends a chunk at every page boundary (the heading path
+    carries on), so each chunk cites exactly one page.
     """
     if max_tokens < 16:
         raise ValueError("max_tokens must be at least 16")
     packer = _Packer(max_tokens, count_tokens)
-    for page in doc.pages:
-        if page_breaks:
+    if page_breaks:
+        for page in doc.pages:
             packer.flush()
-        for element in page.elements:
-            if element.kind == "page_furniture" and not include_furniture:
-                continue
-            packer.add(element)
+            packer.add_all(read_report([page.elements]), include_furniture)
+    else:
+        packer.add_all(read_report([page.elements for page in doc.pages]), include_furniture)
     packer.flush()
     return packer.chunks
 
@@ -162,6 +167,15 @@ class _Packer:
         self.previous: Element | None = None
         self.closing = False
         self.table: tuple[Element, TableData] | None = None  # while its notes may follow
+        self.made_of: dict[int, tuple[Element, ...]] = {}  # a joined block's page elements
+
+    def add_all(self, blocks: list[ReportBlock], include_furniture: bool) -> None:
+        for block in blocks:
+            if block.element.kind == "page_furniture" and not include_furniture:
+                continue
+            if len(block.parts) > 1:
+                self.made_of[id(block.element)] = block.parts
+            self.add(block.element)
 
     def add(self, element: Element) -> None:
         note = self._is_note(element)
@@ -223,18 +237,32 @@ class _Packer:
         if budget < self.max_tokens // 2:  # a context too long to repeat: leave it out
             context, budget = "", self.max_tokens
         self.table = (element, table)
-        pieces = table_pieces(table, budget - self.count(TABLE_MARK), self.count)
+        pieces = self._table_pieces(element, table, budget - self.count(TABLE_MARK))
         if not pieces:   # no text (a reference to a table kept elsewhere): no mark here
             return
-        pieces = [TABLE_MARK + piece for piece in pieces]
-        if self._opens_chunk(pieces[0]):
+        if self._opens_chunk(TABLE_MARK + pieces[0][1]):
             self.flush()
-        for piece in pieces:
+        for owner, text in pieces:
+            piece = TABLE_MARK + text
             beside = any(e is source for e, _, _ in self.parts)
             if context and not (beside and self.fits(self.texts(), piece)):
                 piece = f"{context}\n{piece}"
-            self.place(element, piece)
+            self.place(owner, piece)
         self.closing = self._cost(self.parts) >= self.max_tokens // 2
+
+    def _table_pieces(self, element: Element, table: TableData, budget: int
+                      ) -> list[tuple[Element, str]]:
+        """The table's pieces, each with the element it cites: a table joined over a page
+        break that must be split is split at the break first, each page's rows under
+        the whole table's header, so that a chunk cites the pages of the rows it holds."""
+        whole = table_pieces(table, budget, self.count)
+        parts = self.made_of.get(id(element))
+        if len(whole) <= 1 or parts is None:
+            return [(element, piece) for piece in whole]
+        tables = parts_under_header([part.table or TableData(rows=[], html="")
+                                     for part in parts])
+        return [(part, piece) for part, rows in zip(parts, tables, strict=True)
+                for piece in table_pieces(rows, budget, self.count)]
 
     def _opens_chunk(self, table_piece: str) -> bool:
         """A table of a quarter of the budget or more after a quarter of the budget of
@@ -346,7 +374,8 @@ class _Packer:
         self.parts = []
         if not parts or not any(text.strip() or e.kind == "figure" for e, text, _ in parts):
             return
-        elements = list({id(e): e for e, _, _ in parts}.values())
+        elements = list({id(e): e for part, _, _ in parts
+                         for e in self.made_of.get(id(part), (part,))}.values())
         text = SEPARATOR.join(t for _, t, _ in parts if t.strip())
         pages = sorted({e.page_number for e in elements})
         self.chunks.append(Chunk(index=len(self.chunks), text=text, heading_path=parts[-1][2],
