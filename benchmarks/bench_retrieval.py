@@ -32,7 +32,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +47,7 @@ from retrieval_chunkers import (
     CHUNKERS,
     OURS,
     PACKAGE,
+    Chunker,
     Inputs,
     RetrievalChunk,
     docling_available,
@@ -116,8 +117,9 @@ def within(first: int | None, k: int) -> bool:
     return first is not None and first <= k
 
 
-def read_inputs(pages: list[Page], folder: Path) -> Inputs:
-    """Serve each page's Markdown from the simulator and read the PDFs as users do."""
+def read_inputs(files: Mapping[str, list[str]], folder: Path) -> Inputs:
+    """Serve each file's pages of Markdown from the simulator and read the PDFs as users
+    do."""
     from llama_index.core import SimpleDirectoryReader
 
     from ovisocr_loader.langchain import OvisLoader
@@ -125,10 +127,11 @@ def read_inputs(pages: list[Page], folder: Path) -> Inputs:
     from ovisocr_loader.testing import LatencyModel, Simulator, marked_pdf
 
     sim = Simulator(latency=LatencyModel(speed=500)).start()
-    for page in pages:
-        pdf, (page_id,) = marked_pdf(1)
-        (folder / page.file_name).write_bytes(pdf)
-        sim.register(page_id, page.markdown)
+    for name, markdown in files.items():
+        pdf, page_ids = marked_pdf(len(markdown))
+        (folder / name).write_bytes(pdf)
+        for page_id, text in zip(page_ids, markdown, strict=True):
+            sim.register(page_id, text)
     options: dict[str, Any] = {"base_url": sim.base_url, "cache_dir": str(folder / "cache")}
     reader = OvisReader(**options)
     llama_docs = asyncio.run(SimpleDirectoryReader(
@@ -214,27 +217,31 @@ def emptied(folder: Path) -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def run(pages: list[Page], budgets: list[int], names: list[str], workdir: Path = WORKDIR
-        ) -> dict[str, Any]:
+def run(pages: Sequence[Page], budgets: list[int], names: list[str], workdir: Path = WORKDIR,
+        chunkers: Mapping[str, Chunker] = CHUNKERS) -> dict[str, Any]:
+    """Every chunker at every budget over ``pages`` (anything with a ``file_name``, its
+    ``questions`` and its ``markdown``, one page's or a list of pages')."""
     questions = [(page, q) for page in pages for q in page.questions]
+    files = {page.file_name: page.markdown if isinstance(page.markdown, list)
+             else [page.markdown] for page in pages}
     query_vectors = embed([q.text for _, q in questions])
     vectors: dict[str, Any] = {}
     results: dict[str, Any] = {}
     with emptied(workdir) as folder:
         started = time.perf_counter()
-        inputs = read_inputs(pages, folder)
+        inputs = read_inputs(files, folder)
         print(f"read {len(pages)} pages in {time.perf_counter() - started:.1f} s",
               file=sys.stderr)
         for budget in budgets:
             for name in names:
-                chunks = CHUNKERS[name](inputs, budget, count_tokens)
+                chunks = chunkers[name](inputs, budget, count_tokens)
                 index = Index(chunks, vectors_for([c.embed for c in chunks], vectors))
                 dense = score(index, index.dense(query_vectors), questions)
                 lexical = score(index, index.lexical([q.text for _, q in questions]),
                                 questions)
                 results[f"{name}@{budget}"] = {
                     "chunker": name, "budget": budget, "chunks": len(chunks),
-                    "dense": dense, "bm25": lexical}
+                    "dense": dense, "bm25": lexical, "chunk_list": chunks}
                 print(f"{name} @ {budget}: {len(chunks)} chunks, dense hit@5 "
                       f"{dense.hit(5):.3f}, bm25 hit@5 {lexical.hit(5):.3f}", file=sys.stderr)
     return results

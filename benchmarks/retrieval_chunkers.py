@@ -21,9 +21,10 @@ TokenCount = Callable[[str], int]
 
 @dataclass(frozen=True)
 class RetrievalChunk:
-    page: str       # the page's file name: one page per file
+    page: str       # the file's name (bench_retrieval: one page per file)
     embed: str
     content: str
+    pages: str = ""   # the pages the chunk cites ("1,2"), when its metadata says
 
 
 @dataclass
@@ -39,15 +40,19 @@ def _llama_chunks(nodes: list[Any]) -> list[RetrievalChunk]:
     from llama_index.core.schema import MetadataMode
 
     return [RetrievalChunk(str(n.metadata["file_name"]), n.get_content(MetadataMode.EMBED),
-                           n.get_content(MetadataMode.NONE)) for n in nodes
-            if n.get_content(MetadataMode.NONE).strip()]
+                           n.get_content(MetadataMode.NONE), _pages(n.metadata))
+            for n in nodes if n.get_content(MetadataMode.NONE).strip()]
+
+
+def _pages(metadata: dict[str, Any]) -> str:
+    return str(metadata.get("page_numbers") or metadata.get("page_number") or "")
 
 
 def _langchain_chunks(docs: list[Any]) -> list[RetrievalChunk]:
     from pathlib import Path
 
-    return [RetrievalChunk(Path(d.metadata["source"]).name, d.page_content, d.page_content)
-            for d in docs if d.page_content.strip()]
+    return [RetrievalChunk(Path(d.metadata["source"]).name, d.page_content, d.page_content,
+                           _pages(d.metadata)) for d in docs if d.page_content.strip()]
 
 
 def ovis_node_parser(inputs: Inputs, budget: int, count: TokenCount) -> list[RetrievalChunk]:
@@ -122,6 +127,20 @@ def recursive_flat(inputs: Inputs, budget: int, count: TokenCount) -> list[Retri
     return _langchain_chunks(_recursive(budget, count).split_documents(flat))
 
 
+def recursive_file_flat(inputs: Inputs, budget: int, count: TokenCount
+                        ) -> list[RetrievalChunk]:
+    """The splitter over each file's whole text (its pages joined in order, tables
+    flattened): plain concatenation keeps a table's continuation beside its header."""
+    from langchain_core.documents import Document
+
+    files: dict[str, list[Any]] = {}
+    for page in inputs.langchain_pages:
+        files.setdefault(page.metadata["source"], []).append(page)
+    whole = [Document(page_content="\n\n".join(flatten_tables(p.page_content) for p in pages),
+                      metadata={"source": source}) for source, pages in files.items()]
+    return _langchain_chunks(_recursive(budget, count).split_documents(whole))
+
+
 def docling_hybrid(inputs: Inputs, budget: int, count: TokenCount) -> list[RetrievalChunk]:
     """docling reads the same page Markdown; HybridChunker with the MiniLM tokenizer,
     each chunk embedded as ``contextualize()`` gives it (headings, table triplets)."""
@@ -167,6 +186,9 @@ CHUNKERS: dict[str, Chunker] = {
     "LI Markdown+Sentence": markdown_sentence,
     "docling HybridChunker": docling_hybrid,
 }
+#: for reports of several pages, the splitter over each whole file's text too
+REPORT_CHUNKERS: dict[str, Chunker] = {**CHUNKERS,
+                                       "LC Recursive, whole file flattened": recursive_file_flat}
 OURS = ("OvisNodeParser", "OvisLoader chunks")
 #: every chunker of the package (none of them is another chunker to beat)
 PACKAGE = (*OURS, "OvisNodeParser, no tokenizer")

@@ -96,6 +96,10 @@ def test_pages_that_do_not_follow_each_other_do_not_join():
      "Rotterdam Harbour on favourable terms, subject to approval.",
      "The board approved the dividend and the acquisition of the terminal at Rotterdam "
      "Harbour on favourable terms, subject to approval."),
+    ("Liquidity is summarised for the years ended December", "31, 2019 and 2018.",
+     "Liquidity is summarised for the years ended December 31, 2019 and 2018."),
+    ("Costs rose by a $0.6 million increase in", "R&D expenses.",
+     "Costs rose by a $0.6 million increase in R&D expenses."),
 ])
 def test_a_paragraph_cut_by_the_break_is_whole(first: str, second: str, joined: str):
     (block,) = blocks_of(first, second)
@@ -151,3 +155,42 @@ def test_a_paragraph_cut_by_the_break_is_in_one_chunk_listing_both_pages():
                    "terminal opens in May.\n\n## Risks\n\nWeather.")
     first = chunk_document(doc, 256)[0]
     assert "because its new terminal opens in May." in first.text and first.pages == [1, 2]
+
+
+def test_a_running_header_under_a_page_number_is_furniture():
+    texts = [f"{n}\n\nAcme Corp\n\nIntro {n} of the year.\n\nMore text {n}.\n\n2019 Annual Report"
+             for n in range(1, 5)]
+    for page in pages(*texts):
+        assert [e.kind for e in page] == ["page_furniture", "page_furniture", "paragraph",
+                                          "paragraph", "page_furniture"]
+
+
+def test_dashes_for_missing_values_say_nothing_of_a_column():
+    first = html("<tr><td></td><td>2019</td><td>2018</td></tr>"
+                 "<tr><td>New plan</td><td>$28,318</td><td>$—</td></tr>")
+    (table,) = blocks_of(first, html("<tr><td>Old plan</td><td>898</td><td>7,207</td></tr>"))
+    assert table.pages == [1, 2]
+
+
+def test_a_list_item_cut_by_the_break_runs_on_in_the_next_paragraph():
+    (block,) = blocks_of("1. Licences: revenue is recognised at a point in time.\n"
+                         "2. Maintenance: revenue is deferred and is subseq-",
+                         "uently recognised over the period of service.")
+    assert block.element.kind == "list" and block.pages == [1, 2]
+    assert block.element.text.endswith("is subsequently recognised over the period of service.")
+
+
+def test_a_line_on_both_pages_of_a_two_page_file_is_furniture():
+    texts = [f"Contoso Group\n\nBody {n} is here.\n\nMore body {n}.\n\nPage {n}" for n in (1, 2)]
+    for page in pages(*texts):
+        assert page[0].kind == "page_furniture"
+
+
+def test_split_continued_rows_read_as_sentences_with_their_years():
+    labels = [f"Deferred item number {n}" for n in range(24)]
+    doc = document("Deferred taxes were as follows:\n\n" + html(HEAD_ROWS + rows(*labels[:12])),
+                   html(rows(*labels[12:])))
+    chunks = chunk_document(doc, 160)
+    last = chunks[-1]
+    assert last.pages == [2]
+    assert "Deferred item number 23 was 12,1120 in 2019." in last.text

@@ -262,7 +262,15 @@ class _Packer:
         tables = parts_under_header([part.table or TableData(rows=[], html="")
                                      for part in parts])
         return [(part, piece) for part, rows in zip(parts, tables, strict=True)
-                for piece in table_pieces(rows, budget, self.count)]
+                for piece in self._part_pieces(rows, budget)]
+
+    def _part_pieces(self, part: TableData, budget: int) -> list[str]:
+        """A part of a joined table: whole if it fits, else split by rows in the labelled
+        form when that suits the table (each row a sentence with its column labels)."""
+        texts = list(preferred_texts(part.rows, part.header_rows))
+        if self.count(texts[0]) <= budget or len(texts) == 1:
+            return table_pieces(part, budget, self.count)
+        return split_table(part, budget, self.count, compact=False)
 
     def _opens_chunk(self, table_piece: str) -> bool:
         """A table of a quarter of the budget or more after a quarter of the budget of
@@ -408,11 +416,12 @@ def _pieces_of_text(element: Element, text: str, budget: int, count: TokenCounte
     return _split_prose(text, budget, count)
 
 
-def split_table(table: TableData, max_tokens: int, count: TokenCounter) -> list[str]:
-    """Split an oversized table by rows (compact form), its header lines at the top of
-    every part; a header too large to repeat is kept once, at the start."""
+def split_table(table: TableData, max_tokens: int, count: TokenCounter, *,
+                compact: bool = True) -> list[str]:
+    """Split an oversized table by rows (compact form, unless told), its header lines at
+    the top of every part; a header too large to repeat is kept once, at the start."""
     head = header_lines(table.rows, table.header_rows)
-    rows = row_lines(table.rows, table.header_rows, compact=True)
+    rows = row_lines(table.rows, table.header_rows, compact=compact)
     room = max_tokens - count("\n".join(head)) - 1 if head else max_tokens
     if room < max_tokens // 2:
         return _pack_units([*head, *rows], max_tokens, count, "\n")

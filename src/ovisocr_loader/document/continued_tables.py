@@ -12,10 +12,15 @@ its own that differs, or a different shape, keeps them apart.
 
 from __future__ import annotations
 
+import re
+
 from ..elements.model import TableData
 from ..elements.tables import grid_html, header_like, is_number
 
 Row = list[str]
+#: a cell that says nothing of its column's kind: empty, or a dash or n/a for a missing
+#: value (``$—``, ``(–)``)
+_NO_VALUE = re.compile(r"^[\s$€£¥()%]*(?:[-–—]+|n/?a|nm|nil)?[\s$€£¥()%]*$", re.IGNORECASE)
 
 
 def continues(first: TableData, second: TableData) -> bool:
@@ -83,7 +88,7 @@ def _kinds_agree(above: list[Row], below: list[Row]) -> bool:
 
 
 def _kind(cells: list[str]) -> str:
-    values = [c for c in cells if c.strip()]
+    values = [c for c in cells if not _NO_VALUE.match(c)]
     if not values:
         return "empty"
     numbers = sum(1 for v in values if is_number(v))

@@ -23,7 +23,7 @@ def running_key(text: str) -> str:
 
 
 def mark_running_furniture(pages: Sequence[list[Element]], *, min_share: float = 0.5,
-                           min_pages: int = 3) -> None:
+                           min_pages: int = 2) -> None:
     """Mark as furniture the lines at a page's top or bottom repeated (numbers varying)
     at the edges of at least ``min_share`` of the pages, and of ``min_pages``."""
     if len(pages) < min_pages:
@@ -44,9 +44,12 @@ def mark_running_furniture(pages: Sequence[list[Element]], *, min_share: float =
 
 def _edge_lines(elements: list[Element]) -> list[tuple[Element, str]]:
     """The first and last element of a page, when short text, keyed by
-    :func:`running_key` (only the very edge: the paragraph beside a page number is
-    body text, however alike two pages' are)."""
-    edges = [*elements[:1], *elements[-1:]]
+    :func:`running_key`. A page number already marked does not take the edge (a header
+    line may stand under it), unless that would leave a page of one or two elements
+    nothing but its edges (the paragraph beside a page number is body text there)."""
+    content = [e for e in elements if e.kind != "page_furniture"]
+    edges = [*content[:1], *content[-1:]] if len(content) >= 3 else [*elements[:1],
+                                                                    *elements[-1:]]
     keyed = {id(e): (e, running_key(e.text)) for e in edges
              if e.kind in ("paragraph", "heading") and 0 < len(e.text) <= _MAX_CHARS}
     return list(keyed.values())

@@ -3,8 +3,8 @@
 Pages come from the model one at a time, so everything they hold stops at the page
 edge. Given every page of a file in order, :func:`read_report` gives the report's
 blocks: each page element once, except that a table continued at the top of the
-next page (:mod:`.continued_tables`) and a paragraph that runs on there
-(:mod:`.broken_paragraphs`) become one block made of both parts. Only furniture
+next page (:mod:`.continued_tables`) and a paragraph (or a list's last item) that
+runs on there (:mod:`.broken_paragraphs`) become one block made of both parts. Only furniture
 (running headers, page numbers) may stand between the parts, and the pages must
 follow each other. The page elements are left as they are: a block that joins
 parts is a new element, and it lists the parts (with their pages and boxes).
@@ -54,12 +54,13 @@ def read_report(pages: Sequence[Sequence[Element]]) -> list[ReportBlock]:
 def _cut_by_break(block: ReportBlock, element: Element) -> bool:
     """Is ``element``, first on its page, the rest of ``block``, last on the page before?"""
     before = block.element
-    if block.parts[-1].page_number + 1 != element.page_number or before.kind != element.kind:
+    if block.parts[-1].page_number + 1 != element.page_number:
         return False
-    if before.kind == "table":
+    if before.kind == "table" and element.kind == "table":
         return (before.table is not None and element.table is not None
                 and continues(before.table, element.table))
-    return before.kind == "paragraph" and runs_on(before.text, element.text)
+    return (before.kind in ("paragraph", "list") and element.kind == "paragraph"
+            and runs_on(before.text, element.text))
 
 
 def _joined(block: ReportBlock, element: Element) -> ReportBlock:
