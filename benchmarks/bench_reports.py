@@ -32,9 +32,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_retrieval import WORKDIR, run
-from report_set import HALVES, Report, load_reports
+from report_set import Report, load_reports
 from retrieval_chunkers import OURS, PACKAGE, REPORT_CHUNKERS, RetrievalChunk, docling_available
-from retrieval_set import DEFAULT_DATA, covers, normalise
+from retrieval_set import DEFAULT_DATA, HALVES, covers, normalise
 
 #: the issue's targets: (label, ranker, questions, least margin over the best other)
 TARGETS = (("continuations, dense", "dense", "continuation", 0.10),

@@ -52,7 +52,7 @@ from retrieval_chunkers import (
     RetrievalChunk,
     docling_available,
 )
-from retrieval_set import DEFAULT_DATA, TABLE_STYLES, Page, covers, load_pages
+from retrieval_set import DEFAULT_DATA, HALVES, TABLE_STYLES, Page, covers, load_pages
 
 DEPTH = 20
 SOURCES = ("table", "text", "table-text")
@@ -378,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--limit", type=int, default=None, help="first N contexts only")
+    ap.add_argument("--half", choices=HALVES, default=None,
+                    help="one half of the set only (a: to tune on, b: reported apart)")
     ap.add_argument("--budgets", type=int, nargs="+", default=[256, 512])
     ap.add_argument("--chunkers", nargs="+", choices=list(CHUNKERS), default=list(CHUNKERS))
     ap.add_argument("--chart", type=Path, default=None, help="write a PNG of hit@5")
@@ -393,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.chunkers if n != "docling HybridChunker" or docling_available()]
     if len(names) < len(args.chunkers):
         print("docling is not installed: its HybridChunker is left out", file=sys.stderr)
-    pages = load_pages(args.data, args.limit, args.table_style)
+    pages = load_pages(args.data, args.limit, args.table_style, args.half)
     with redirect_stdout(sys.stderr):  # LlamaIndex prints its warnings: keep the report clean
         results = run(pages, args.budgets, names, args.workdir)
     print(report(results, sum(len(p.questions) for p in pages)))

@@ -28,9 +28,11 @@ from pathlib import Path
 
 from retrieval_set import (
     _INTRO,
+    HALVES,
     TABLE_STYLES,
     Question,
     covers,
+    half_of,
     header_row_count,
     targets,
 )
@@ -39,7 +41,6 @@ WORDS_PER_LINE = 14
 #: share of continued tables whose next part repeats the header rows
 REPEAT_HEADER = 0.35
 HYPHENATE = 0.2
-HALVES = ("a", "b")
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def load_reports(path: Path, half: str | None = None, seed: int = 0,
     halves = [h for h in HALVES if half in (None, h)]
     reports: list[Report] = []
     for name in halves:
-        chosen = contexts[HALVES.index(name)::2]
+        chosen = half_of(contexts, name)
         start = 0
         while start < len(chosen):
             count = rng.randint(*per_report)

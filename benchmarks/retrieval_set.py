@@ -38,6 +38,9 @@ _VALUE = re.compile(r"^[\s(]*[-+]?\s*[$€£¥]?\s*[\d,.]*\d[\d,.]*\s*(?:%|[a-z]
                     re.IGNORECASE)
 _YEAR = re.compile(r"^\s*(?:19|20)\d\d\s*$")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+#: the set's two halves: "a" (contexts at even positions) to tune on, "b" (odd) to
+#: report apart
+HALVES = ("a", "b")
 
 
 @dataclass
@@ -60,10 +63,16 @@ class Page:
     questions: list[Question] = field(default_factory=list)
 
 
-def load_pages(path: Path, limit: int | None = None, style: str = "td") -> list[Page]:
-    """Every context of a TAT-QA file as a page with its findable questions, its table
-    written in ``style`` (one of ``TABLE_STYLES``)."""
-    contexts = json.loads(path.read_text(encoding="utf-8"))
+def half_of(contexts: list[dict], half: str | None) -> list[dict]:
+    """All contexts, or those of one of ``HALVES``."""
+    return contexts if half is None else contexts[HALVES.index(half)::2]
+
+
+def load_pages(path: Path, limit: int | None = None, style: str = "td",
+               half: str | None = None) -> list[Page]:
+    """Every context of a TAT-QA file (or of one half) as a page with its findable
+    questions, its table written in ``style`` (one of ``TABLE_STYLES``)."""
+    contexts = half_of(json.loads(path.read_text(encoding="utf-8")), half)
     pages = []
     for number, context in enumerate(contexts[:limit], 1):
         grid = context["table"]["table"]

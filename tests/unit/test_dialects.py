@@ -413,6 +413,40 @@ def test_placeholder_references_carry_no_text_into_prose():
     assert "tbl-0" not in chunk.text and "</img>" not in chunk.text
 
 
+@pytest.mark.parametrize("drawing", [
+    "<img>\n<description>Bar chart of revenue\nby year.</description>\n</img>",
+    "<description>Bar chart of revenue by year.</description>",
+    '<svg viewBox="0 0 9 9"><style>.a{fill:red}</style><title>Bar chart</title>\n'
+    '  <g><path d="M0 0 L9 9"/>\n\n  <text x="1" y="2">of revenue by year.</text></g>\n</svg>',
+], ids=["description over lines in img", "description alone", "svg"])
+def test_drawings_and_descriptions_are_figures_described_by_their_words(drawing: str):
+    page = f"Intro.\n{drawing}\nEnd of the page."
+    elements = parse_page(page, 1)
+    assert [e.kind for e in elements] == ["paragraph", "figure", "paragraph"]
+    assert " ".join(elements[1].text.split()) == "Bar chart of revenue by year."
+    assert elements[2].text == "End of the page."
+    doc = ParsedDocument(source="m.pdf", pages=[PageResult(page_number=1, markdown=page,
+                                                           elements=elements)])
+    (chunk,) = chunk_document(doc)
+    assert "<" not in chunk.text and "M0" not in chunk.text and "fill" not in chunk.text
+
+
+def test_a_description_after_a_figure_describes_it():
+    page = ('<img src="images/bbox_100_200_500_600.jpg" />\n'
+            "<description>A photo of the harbour.</description>\n\nAfter.")
+    figure, after = parse_page(page, 1)
+    assert (figure.kind, figure.text, figure.bbox) == (
+        "figure", "A photo of the harbour.", (100, 200, 500, 600))
+    assert figure.span == (0, page.index("\n\nAfter"))
+    assert after.text == "After."
+
+
+def test_bare_svg_fragments_are_a_figure_never_text():
+    page = 'Intro.\n\n<g><path d="M0 0 L10 10 Z"/></g>\n<path d="M1 1"/>\n\nAfter.'
+    assert [(e.kind, e.text) for e in parse_page(page, 1)] == [
+        ("paragraph", "Intro."), ("figure", ""), ("paragraph", "After.")]
+
+
 QWEN_HTML = """```html
 <html><body>
 <h1 data-bbox="120 45 880 90">Annual Report 2019</h1>

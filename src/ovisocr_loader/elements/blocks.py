@@ -13,7 +13,10 @@ block, so no text is lost. Blocks:
 - ``code``: a fenced block that normalisation kept as code;
 - ``heading`` (``#`` or setext: text over a line of ``=`` or ``-``), ``list``,
   ``paragraph``; ``image_line``: a line that starts with an
-  image reference (split into figures and text later).
+  image reference (split into figures and text later; a described ``<img>...</img>``
+  to the line it closes on);
+- ``drawing`` (:mod:`.drawings`): ``<svg>`` to ``</svg>``, ``<description>`` to
+  ``</description>``, or a paragraph of bare SVG elements.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .drawings import DRAWING_OPEN, drawing_close
 from .figures import IMAGE_REF
 from .latex_tables import LATEX_TABLE_OPEN
 from .tables import is_delimiter_row
 
 BlockKind = Literal["table", "pipe_table", "latex_table", "otsl_table", "formula", "code",
-                    "heading", "list", "paragraph", "image_line"]
+                    "heading", "list", "paragraph", "image_line", "drawing"]
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 #: the line under a setext heading: ``===`` (level 1) or ``---`` (level 2)
@@ -151,9 +155,13 @@ class _Scanner:
             return self._closed_block("otsl_table", pos, i, "</otsl>")
         if _DISPLAY_OPEN.match(rest):
             return self._formula(pos, i)
-        if IMAGE_REF.match(rest):
-            self.emit("image_line", pos, self.lines[i][1])
-            return i + 1
+        if DRAWING_OPEN.match(rest):
+            return self._drawing(pos, i)
+        image = IMAGE_REF.match(self.text, pos)
+        if image is not None:
+            last = self.line_of(image.end() - 1)
+            self.emit("image_line", pos, self.lines[last][1])
+            return last + 1
         if pos > self.lines[i][0] + len(self.line(i)) - len(self.line(i).lstrip()):
             self.emit("paragraph", pos, self.lines[i][1])  # text after a closing delimiter
             return i + 1
@@ -216,6 +224,16 @@ class _Scanner:
             self.emit(kind, pos, end + len(close))
             return self._continue_after(end + len(close), self.line_of(end))
         self.emit(kind, pos, self.lines[j][1])
+        return j + 1
+
+    def _drawing(self, pos: int, i: int) -> int:
+        close = drawing_close(self.text[pos:self.lines[i][1]])
+        if close is not None:
+            return self._closed_block("drawing", pos, i, close)
+        j = i   # bare SVG elements: to the end of their paragraph
+        while j + 1 < len(self.lines) and not self.blank(j + 1):
+            j += 1
+        self.emit("drawing", pos, self.lines[j][1])
         return j + 1
 
     def _table_markup(self, i: int) -> bool:
@@ -291,5 +309,6 @@ class _Scanner:
         stripped = line.strip()
         return bool(_TABLE_OPEN.search(stripped) or (formulas and _DISPLAY_OPEN.match(stripped))
                     or LATEX_TABLE_OPEN.match(stripped) or OTSL_OPEN.match(stripped)
-                    or IMAGE_REF.match(stripped) or HEADING.match(stripped)
+                    or IMAGE_REF.match(stripped) or DRAWING_OPEN.match(stripped)
+                    or HEADING.match(stripped)
                     or _FENCE.match(line) or self._pipe_table_end(j) is not None)

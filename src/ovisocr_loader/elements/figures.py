@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config import MAX_PIXELS, MIN_PIXELS
+from .drawings import drawing_words
 
 log = logging.getLogger("ovisocr_loader")
 
@@ -28,9 +29,10 @@ PointBox = tuple[float, float, float, float]
 QWEN25_FACTOR = 28
 
 #: One image reference of any dialect (group ``described``, ``tag``, ``md`` or
-#: ``placeholder``); Nanonets writes ``<img>a description</img>``.
+#: ``placeholder``); Nanonets writes ``<img>a description</img>`` (over lines, too, and
+#: maybe as ``<img><description>...</description></img>``).
 IMAGE_REF = re.compile(
-    r"(?P<described><img>(?P<description>[^\n]{0,2000}?)</img>)"
+    r"(?P<described><img>(?P<description>(?:(?!<img\b)[\s\S]){0,2000}?)</img>)"
     r"|(?P<tag><img\b[^<>]*>)"
     r"|(?P<md>!\[(?P<alt>[^\]\n]{0,500})\]\((?P<src>[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)"
     r"(?:\s+[\"'][^\"'\n]*[\"'])?\s*\))"
@@ -39,7 +41,6 @@ IMAGE_REF = re.compile(
 # digits are bounded: an absurd coordinate is no box (and cannot overflow a float)
 _MODEL_BOX = re.compile(r"(?:^|[/_])bbox_(\d{1,6})_(\d{1,6})_(\d{1,6})_(\d{1,6})(?:\.\w+)?$")
 _PIXEL_BOX = re.compile(r"img_in_\w*?_?box_(\d{1,6})_(\d{1,6})_(\d{1,6})_(\d{1,6})(?:\.\w+)?$")
-_TAGS = re.compile(r"<[^<>]*>")
 _ATTRIBUTE = r"""\b{name}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>/]+))"""
 
 
@@ -58,8 +59,7 @@ def read_image_ref(match: re.Match[str]) -> ImageRef:
     if match.group("placeholder"):
         return ImageRef(src=None, alt="")
     if match.group("described"):  # the description may hold pseudo-XML: keep its words
-        words = _TAGS.sub(" ", match.group("description"))
-        return ImageRef(src=None, alt=" ".join(html.unescape(words).split()))
+        return ImageRef(src=None, alt=drawing_words(match.group("description")))
     if match.group("md"):
         src, alt = match.group("src"), match.group("alt")
     else:

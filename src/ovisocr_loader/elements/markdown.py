@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from .blocks import HEADING, Block, split_blocks
 from .captions import mark_captions
 from .doctags import read_doctags
+from .drawings import drawing_words
 from .figures import (
     IMAGE_REF,
     ImageRef,
@@ -99,7 +100,9 @@ def parse_page(markdown: str, page_number: int, *, width: int = 0, height: int =
     text = normalise_page(written)
     elements: list[Element] = []
     for block in split_blocks(text):
-        elements.extend(_elements(block, written, text, page_number, geometry))
+        found = _elements(block, written, text, page_number, geometry)
+        if not (block.kind == "drawing" and _describes(elements, found[0])):
+            elements.extend(found)
     markers = sorted(read_markers(markdown) + (document.markers if document else []),
                      key=lambda marker: marker.start)
     if document:
@@ -157,12 +160,26 @@ def _elements(block: Block, original: str, text: str, page: int, geometry: PageG
                         span=span)]
     if block.kind == "heading":
         return _heading(source, block.start, page, geometry)
+    if block.kind == "drawing":
+        return [_figure(ImageRef(src=None, alt=drawing_words(source)), span, page, geometry)]
     placeholder = TABLE_PLACEHOLDER.fullmatch(source.strip())
     if placeholder is not None:  # the table lives in its own file (Mistral OCR)
         return [Element(kind="table", text="", page_number=page, index=0, span=span,
                         table=TableData(rows=[], html=""), src=placeholder.group("src"))]
     kind: ElementKind = "list" if block.kind == "list" else "paragraph"
     return _with_figures(kind, source, block.start, page, geometry)
+
+
+def _describes(elements: list[Element], drawing: Element) -> bool:
+    """A drawing right after a figure with no words of its own is that figure's
+    description (``<img src=...>`` then ``<description>...</description>``): it
+    becomes the figure's text and its span runs over both."""
+    figure = elements[-1] if elements else None
+    if figure is None or figure.kind != "figure" or figure.text:
+        return False
+    figure.text = drawing.text
+    figure.span = (figure.span[0], drawing.span[1])
+    return True
 
 
 def _captioned_table(parsed: CaptionedTable, start: int, length: int, page: int
