@@ -14,8 +14,8 @@ Method (docs/benchmarks.md, "Whole reports"):
    chunks of the question's own report; questions whose evidence stands in a table's
    continuation are reported apart.
 4. Structure, per chunker: of the continued rows found in some chunk, the share found
-   with the table's column labels; of the paragraphs cut by a break, the share read
-   whole in one chunk (listing both pages, where the chunker gives pages); the share
+   with the table's column labels; of the paragraphs cut mid-sentence by a break, the
+   share read whole in one chunk (listing both pages, where the chunker gives pages); the share
    of chunks holding a running header or footer line.
 
     python benchmarks/bench_reports.py [--half a|b] [--budgets 256 512] [--chunkers ...]
@@ -101,7 +101,8 @@ def report(results: dict[str, Any], reports: list[Report], label: str) -> str:
     lines = [f"{label}: {len(reports)} reports, {sum(len(r.markdown) for r in reports)} pages, "
              f"{len(questions)} questions ({sum(continuation)} on a table's continuation), "
              f"{sum(len(r.continued_tables) for r in reports)} tables and "
-             f"{sum(len(r.broken_paragraphs) for r in reports)} paragraphs cut by a break"]
+             f"{sum(len(r.broken_paragraphs) for r in reports)} paragraphs cut mid-sentence "
+             "by a break"]
     for budget in sorted({r["budget"] for r in results.values()}):
         lines += ["", f"Budget {budget}:", "",
                   "| chunker | chunks | dense hit@5 | continuations | text | BM25 hit@5 "

@@ -8,8 +8,10 @@ height in lines. Every page carries the report's running furniture (a layout of
 both). What does not fit goes on the next page as print sets it:
 - a table is cut between rows; its next part repeats the header rows in about a
   third of the cases (``REPEAT_HEADER``), else starts with the next row;
-- a paragraph is cut between words, mid-sentence; in some cases the last word on
-  the page is hyphenated (``conti-`` / ``nued``).
+- a paragraph is cut between words; in some cases the last word on the page is
+  hyphenated (``conti-`` / ``nued``). Only cuts inside a sentence count as broken
+  paragraphs (a cut after a sentence's end or before a bullet looks like a
+  paragraph's end on the page, to any reader).
 The tables are written in one of the ``TABLE_STYLES`` per report (plain ``<td>``
 headers with colspans, ``<th>`` in a ``<thead>``, pipe tables).
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +44,8 @@ WORDS_PER_LINE = 14
 #: share of continued tables whose next part repeats the header rows
 REPEAT_HEADER = 0.35
 HYPHENATE = 0.2
+_SENTENCE_END = re.compile(r"[.!?:;][\"'’”)\]]*$")
+_BULLETS = ("•", "-", "*", "–", "·")
 
 
 @dataclass(frozen=True)
@@ -174,8 +179,9 @@ class _Pager:
             word = tail[0]
             head, tail = [*head, word[:len(word) // 2] + "-"], [word[len(word) // 2:], *tail[1:]]
         self.put(" ".join(head), self.room())
-        self.broken.append(BrokenParagraph(" ".join(head[-6:]), " ".join(tail[:6]),
-                                           len(self.pages)))
+        if _mid_sentence(head[-1], tail[0]):
+            self.broken.append(BrokenParagraph(" ".join(head[-6:]), " ".join(tail[:6]),
+                                               len(self.pages)))
         self.new_page()
         self.paragraph(" ".join(tail))
 
@@ -215,6 +221,13 @@ class _Pager:
         return Report(file_name, self.layout.name, texts,
                       sorted(f for f in furniture if not f.isdigit()),
                       continued_tables=self.continued, broken_paragraphs=self.broken)
+
+
+def _mid_sentence(last: str, first: str) -> bool:
+    """Whether a cut between these words breaks a sentence (a cut after a sentence's
+    end, or before a bullet, leaves nothing on either page that a reader could tell
+    from a paragraph's end: the issue's broken paragraphs are cut mid-sentence)."""
+    return not _SENTENCE_END.search(last) and first not in _BULLETS
 
 
 def _column_labels(header: list[list[str]]) -> list[str]:
