@@ -61,7 +61,8 @@ class ConcurrencyTuner:
 
     def _open(self, endpoint: Endpoint, load: ServerLoad | None) -> Window:
         return Window(endpoint.completed, endpoint.transport.streamed_chars,
-                      _preemptions(load), self.policy)
+                      _preemptions(load), self.policy,
+                      first=self.states[id(endpoint)].learned_nothing)
 
     async def _pressure_now(self, windows: dict[int, Window]) -> bool:
         """Does any endpoint's server already say it has too many requests?"""
