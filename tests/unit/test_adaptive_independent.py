@@ -49,7 +49,7 @@ class VirtualTuner:
     def _open(self) -> None:
         self.started = self.server.now
         self.window = Window(self.client.completed, self.client.streamed,
-                             self.server.load()[3], POLICY, first=self.state.learned_nothing)
+                             self.server.load()[3], POLICY)
 
     def tick(self) -> None:
         """One sample (call every ``SAMPLE_S`` of server time)."""

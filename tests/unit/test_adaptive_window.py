@@ -44,28 +44,6 @@ def test_a_window_is_full_after_the_settle_and_window_s_however_few_pages_ended(
     assert full.index(True) == seconds.index(POLICY.settle_s + POLICY.window_s)
 
 
-def test_the_first_window_measures_briefly_then_slow_start_grows_on_the_kv_reading():
-    """The start limit has no rate below it to beat: its window closes a moment after
-    the settle, and the server's KV cache says how far to grow."""
-    state = ControllerState(POLICY.start)
-    assert state.learned_nothing
-    window = Window(completed=0, streamed=0, preemptions=None, policy=POLICY,
-                    first=state.learned_nothing)
-    seconds = [0.25 * n for n in range(1, 13)]
-    for second in seconds:
-        window.sample(second, in_flight=16, completed=0, streamed=int(second * 1000))
-        if window.full:
-            break
-    assert second == POLICY.settle_s + POLICY.first_window_s < POLICY.settle_s + \
-        POLICY.window_s
-    load = ServerLoad(running=16, waiting=0, kv_usage=0.3, preemptions=0)
-    decision = decide(state, window.observe(16, load, 0.0, 16), POLICY)
-    assert decision.limit == 16 * POLICY.max_grow        # 0.9 / 0.3: three times as many fit
-    assert not state.learned_nothing                     # the next window is a whole one
-    assert Window(0, 0, None, POLICY, first=state.learned_nothing).measure_s == \
-        POLICY.window_s
-
-
 def test_the_server_is_read_once_a_second():
     window = Window(completed=0, streamed=0, preemptions=None, policy=POLICY)
     due = []

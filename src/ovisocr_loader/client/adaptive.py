@@ -2,8 +2,7 @@
 
 The elbow of a vLLM server moves with the GPU and its settings (32 requests on
 one RTX 5090; ~12 on a small card, ~128 on a large one). Every window (about
-3 s, see :mod:`.window`; the first, at the start limit, about 1.25 s) the
-controller sees what the client did (its rate: the
+3 s, see :mod:`.window`) the controller sees what the client did (its rate: the
 answer text streamed per second) and, when the server exposes ``/metrics``, what
 the server says:
 
@@ -60,11 +59,6 @@ class AdaptivePolicy:
     #: added are being read by the server and stream nothing yet)
     window_s: float = 2.0
     settle_s: float = 1.0
-    #: streaming measured by an endpoint's first window: slow start's first step has
-    #: no rate below to beat, and the server's KV reading says how far it grows, so
-    #: waiting the whole ``window_s`` at the start limit only costs throughput (its
-    #: rate is kept as the floor the next limit must beat)
-    first_window_s: float = 0.25
     min_completions: int = 12
     grow: float = 2.0
     max_grow: float = 3.0
@@ -119,11 +113,6 @@ class ControllerState:
     since_probe: float = 0.0
     #: pages still to finish before the last back-off has taken effect
     cut_pending: int = 0
-
-    @property
-    def learned_nothing(self) -> bool:
-        """No rate measured and no elbow found yet: the next window is the first."""
-        return not self.rates and not self.settled
 
 
 @dataclass(frozen=True)

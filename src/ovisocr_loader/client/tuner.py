@@ -61,8 +61,7 @@ class ConcurrencyTuner:
 
     def _open(self, endpoint: Endpoint, load: ServerLoad | None) -> Window:
         return Window(endpoint.completed, endpoint.transport.streamed_chars,
-                      _preemptions(load), self.policy,
-                      first=self.states[id(endpoint)].learned_nothing)
+                      _preemptions(load), self.policy)
 
     async def _pressure_now(self, windows: dict[int, Window]) -> bool:
         """Does any endpoint's server already say it has too many requests?"""

@@ -21,9 +21,8 @@ class Window:
     """Samples of one endpoint since the window opened (counters are running totals)."""
 
     def __init__(self, completed: int, streamed: int, preemptions: float | None,
-                 policy: AdaptivePolicy, *, first: bool = False) -> None:
+                 policy: AdaptivePolicy) -> None:
         self.policy = policy
-        self.measure_s = policy.first_window_s if first else policy.window_s
         self.completed_at_start = completed
         self.preemptions_at_start = preemptions
         self.seconds = 0.0
@@ -53,9 +52,8 @@ class Window:
 
     @property
     def full(self) -> bool:
-        """Long enough to judge the limit by: ``window_s`` of streaming after the settle
-        (``first_window_s`` for an endpoint's first window)."""
-        return self.seconds >= self.policy.settle_s + self.measure_s
+        """Long enough to judge the limit by: ``window_s`` of streaming after the settle."""
+        return self.seconds >= self.policy.settle_s + self.policy.window_s
 
     def metrics_due(self) -> bool:
         """True about once a second (how often the server's /metrics is worth reading)."""
