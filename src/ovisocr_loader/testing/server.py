@@ -24,7 +24,6 @@ import json
 import logging
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,8 +156,6 @@ class Simulator:
         self._thread: threading.Thread | None = None
         #: each open client connection's handler task, and its writer
         self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
-        #: every connection's writer while it lives: stop() forces the last ones shut
-        self._writers: weakref.WeakSet[asyncio.StreamWriter] = weakref.WeakSet()
         self._seqs: asyncio.Semaphore | None = None
 
     @classmethod
@@ -268,12 +265,7 @@ class Simulator:
                 await asyncio.wait(pending, timeout=1)
                 # a handler cancelled before it ran closed nothing
                 await asyncio.gather(*(_closed(writer) for writer in writers))
-            # a close still flushing to a client that stopped reading never ends: abort
-            # it (a no-op on one already closed), and let connection_lost close sockets
-            for writer in list(self._writers):
-                writer.transport.abort()
-            for _ in range(3):
-                await asyncio.sleep(0)
+            await asyncio.sleep(0)   # connections aborted above finish closing
             await server.wait_closed()
 
         asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
@@ -295,7 +287,6 @@ class Simulator:
         in whichever later test that happens)."""
         task = asyncio.get_running_loop().create_task(self._handle(reader, writer))
         self._connections[task] = writer
-        self._writers.add(writer)
         task.add_done_callback(lambda done: self._connections.pop(done, None))
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
